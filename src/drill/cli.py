@@ -1,0 +1,22 @@
+"""The `drill` command. Each environment registers its own `eval` and `watch` commands here."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  help="Drill: train reliable LLM agents with reinforcement learning.")
+eval_app = typer.Typer(no_args_is_help=True, help="Evaluate policies on an environment; writes a report.")
+watch_app = typer.Typer(no_args_is_help=True, help="Watch one episode turn by turn.")
+app.add_typer(eval_app, name="eval")
+app.add_typer(watch_app, name="watch")
+
+# -- environment commands (one block per environment) --------------------------------------------
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+"""Terminal output shared by the CLI commands: one rich console, and the one-line usage error."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def usage_error(message: str) -> NoReturn:
+    """Print one clear line and exit with code 2 (bad command-line input)."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def fatal(message: str, code: int = 1) -> NoReturn:
+    """Print the reason a command cannot go on and exit non-zero."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)

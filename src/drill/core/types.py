@@ -1,0 +1,155 @@
+"""The records that flow through Drill: tools, actions, observations, turns, episodes, scores.
+
+They are pydantic models because every one of them crosses a process boundary at some point
+(results.json, checkpoints, HTTP serving, the cross-process determinism check).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EventValue = str | int | float | bool | None
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolSpec(Record):
+    """A tool as the model sees it: a name, a description and a JSON Schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def openai_format(self) -> dict[str, Any]:
+        """The `{"type": "function", "function": {...}}` shape used by chat templates and the OpenAI API."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+class Generation(Record):
+    """What a language model produced for one turn, with the exact token ids it sampled.
+
+    `prompt_token_ids` are the ids the model was conditioned on; training rebuilds the sequence
+    as prompt_token_ids + token_ids and never re-tokenizes text.
+    """
+
+    text: str
+    prompt_token_ids: list[int] = Field(default_factory=list, exclude=True, repr=False)
+    token_ids: list[int] = Field(default_factory=list)
+    logprobs: list[float] = Field(default_factory=list)
+    model: str = ""
+    finish_reason: str = ""
+
+
+class Action(Record):
+    """One tool call by the acting role.
+
+    `arguments` is untrusted agent input: any JSON value may arrive here and the environment
+    validates it. An action whose model output could not be parsed carries `parse_error`;
+    the environment answers it with an error observation and an `invalid_action` event.
+    """
+
+    tool: str
+    arguments: Any = Field(default_factory=dict)
+    parse_error: str | None = None
+    raw: str | None = None
+    generation: Generation | None = None
+
+    @classmethod
+    def call(cls, tool: str, **arguments: Any) -> Action:
+        return cls(tool=tool, arguments=arguments)
+
+    @classmethod
+    def unparseable(cls, raw: str, error: str, generation: Generation | None = None) -> Action:
+        return cls(tool="", arguments={}, parse_error=error, raw=raw, generation=generation)
+
+
+class Event(Record):
+    """Something that happened in the world, for the rubric to score (`resolved`, `wrong_fix`, ...)."""
+
+    name: str
+    step: int
+    role: str | None = None
+    data: dict[str, EventValue] = Field(default_factory=dict)
+
+
+class Observation(Record):
+    """What the role that acts next sees: its rendered view, its tools, and the error of the last action."""
+
+    role: str
+    content: str
+    step: int
+    tools: list[ToolSpec] = Field(default_factory=list, exclude=True, repr=False)
+    error: str | None = None
+
+
+class StepResult(Record):
+    observation: Observation
+    events: list[Event] = Field(default_factory=list)
+    done: bool = False
+
+
+class Task(Record):
+    """A unit of work for an environment. Environments subclass it with their own fields.
+
+    Ground truth lives on the task. Only the environment, the rubric and the oracle read it;
+    an observation never contains it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str
+    split: Literal["train", "test"] = "test"
+
+
+class PolicyInfo(Record):
+    """Which policy produced a turn. Evaluation tables show it, so a fallback can never hide."""
+
+    name: str
+    kind: Literal["scripted", "llm", "lora", "remote"] = "scripted"
+    model: str | None = None
+    adapter_path: str | None = None
+    adapter_sha256: str | None = None
+    load_status: str = "ok"
+
+
+class Turn(Record):
+    index: int
+    role: str
+    observation: Observation
+    action: Action
+    events: list[Event] = Field(default_factory=list)
+    policy: str = ""
+
+
+class Score(Record):
+    """A rubric's verdict: each component's raw value, its weight, and the weighted total."""
+
+    total: float
+    components: dict[str, float]
+    weights: dict[str, float]
+
+    def contribution(self, name: str) -> float:
+        return self.components[name] * self.weights[name]
+
+
+class Episode(Record):
+    env: str
+    task_id: str
+    seed: int
+    turns: list[Turn] = Field(default_factory=list)
+    events: list[Event] = Field(default_factory=list)
+    policies: dict[str, PolicyInfo] = Field(default_factory=dict)
+    done: bool = False
+    score: Score | None = None
+
+    def events_named(self, name: str) -> list[Event]:
+        return [e for e in self.events if e.name == name]
+
+    def count(self, name: str) -> int:
+        return sum(1 for e in self.events if e.name == name)

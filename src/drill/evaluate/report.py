@@ -1,0 +1,97 @@
+"""Report writing shared by every environment's evaluation: atomic JSON, rich tables, bar charts."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from drill.core.types import Episode
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write to a temporary file in the same folder, fsync, then rename over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_results(path: Path, meta: Mapping[str, Any], summary: Sequence[Mapping[str, Any]],
+                  episodes: Iterable[Episode]) -> None:
+    """results.json: run metadata, the summary rows of the table, and every episode with its score."""
+    payload = {
+        "meta": dict(meta),
+        "summary": [dict(row) for row in summary],
+        "episodes": [e.model_dump(mode="json") for e in episodes],
+    }
+    atomic_write_text(path, json.dumps(payload, indent=1))
+
+
+def progress_bar() -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
+
+
+def summary_table(title: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str],
+                  formats: Mapping[str, Callable[[Any], str]] | None = None) -> Table:
+    formats = formats or {}
+    table = Table(title=title, title_style="bold")
+    for column in columns:
+        table.add_column(column, justify="left" if isinstance(rows[0].get(column) if rows else "", str) else "right")
+    for row in rows:
+        cells = []
+        for column in columns:
+            value = row.get(column)
+            fmt = formats.get(column)
+            if fmt is not None and value is not None:
+                cells.append(fmt(value))
+            elif isinstance(value, float):
+                cells.append(f"{value:.2f}")
+            else:
+                cells.append("—" if value is None else str(value))
+        table.add_row(*cells)
+    return table
+
+
+def grouped_bar_chart(path: Path, rows: Sequence[Mapping[str, Any]], group: str, series: str, value: str,
+                      title: str, ylabel: str) -> None:
+    """One group of bars per `group` value (e.g. tier), one bar per `series` value (e.g. policy)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = list(dict.fromkeys(r[group] for r in rows))
+    names = list(dict.fromkeys(r[series] for r in rows))
+    width = 0.8 / max(len(names), 1)
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(groups) * max(1, len(names) / 2)), 4.2))
+    for k, name in enumerate(names):
+        heights = [next((r[value] for r in rows if r[group] == g and r[series] == name), 0.0) for g in groups]
+        xs = [i + (k - (len(names) - 1) / 2) * width for i in range(len(groups))]
+        bars = ax.bar(xs, heights, width, label=str(name))
+        ax.bar_label(bars, fmt="%.0f" if max(abs(h) for h in heights or [0]) >= 10 else "%.2f", fontsize=7)
+    ax.set_xticks(range(len(groups)), [str(g) for g in groups])
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    os.replace(tmp, path)
