@@ -86,6 +86,8 @@ class Observation(Record):
     content: str
     step: int
     tools: list[ToolSpec] = Field(default_factory=list, exclude=True, repr=False)
+    instructions: str = Field(default="", exclude=True, repr=False)
+    """The role's standing brief (who it is, what it is for); an LLM policy puts it in the system prompt."""
     error: str | None = None
 
 

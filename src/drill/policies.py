@@ -1,0 +1,63 @@
+"""Turning `--policy` text into policies, one per role.
+
+Scripted names (`random`, `heuristic`, `oracle`) come from the environment's baselines. Model
+specs go to `drill.models`:
+
+* `llm`            the embedded SmolLM2-135M-Instruct, or `--model PATH_OR_HUB_ID`
+* `openai:MODEL`   any OpenAI-compatible server at `--base-url`, key from `--api-key-env`
+* `lora:PATH`      a trained LoRA adapter on its base model; a load failure stops the command
+* `vllm:MODEL`     vLLM in-process (needs CUDA and the `vllm` extra)
+
+The same spec text always maps to the same policy object, so roles that share a model share its
+batched calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from drill.core.policy import Policy, parse_role_assignment
+
+MODEL_PREFIXES = ("llm", "openai:", "lora:", "vllm:")
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    """Options shared by every language-model policy, set from the CLI."""
+
+    model: str | None = None
+    """Local HF folder or hub id for `llm`; the base model for `lora:` when the adapter does not name one."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint for `openai:MODEL`, e.g. http://localhost:8000/v1."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable holding the API key for `openai:`."""
+    max_new_tokens: int = 192
+    temperature: float = 0.0
+    react: bool = False
+    """Thought/Action prompting instead of plain tool calls."""
+    seed: int = 0
+
+
+def describe_choices(baselines: Mapping[str, object]) -> str:
+    return ", ".join([*baselines, "llm", "openai:MODEL", "lora:PATH", "vllm:MODEL"])
+
+
+def build_policy(spec: str, baselines: Mapping[str, Callable[[], Policy]], llm: LLMOptions) -> Policy:
+    """One policy from one spec. Raises ValueError with the choices for an unknown name."""
+    if spec in baselines:
+        return baselines[spec]()
+    if spec == "llm" or spec.startswith(MODEL_PREFIXES[1:]):
+        from drill.models.policy import build_llm_policy
+
+        return build_llm_policy(spec, llm)
+    raise ValueError(f"unknown policy {spec!r}; choose from {describe_choices(baselines)}")
+
+
+def resolve_policies(text: str, roles: Sequence[str], baselines: Mapping[str, Callable[[], Policy]],
+                     llm: LLMOptions) -> dict[str, Policy]:
+    """A policy per role from `--policy` text such as `heuristic,oversight=llm`."""
+    specs = parse_role_assignment(text, roles)
+    built: dict[str, Policy] = {}
+    return {role: built.setdefault(spec, built.get(spec) or build_policy(spec, baselines, llm))
+            for role, spec in specs.items()}
