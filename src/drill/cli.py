@@ -13,6 +13,11 @@ app.add_typer(watch_app, name="watch")
 
 # -- environment commands (one block per environment) --------------------------------------------
 
+from drill.envs.triage import cli as triage_cli  # noqa: E402
+
+eval_app.command("triage")(triage_cli.evaluate)
+watch_app.command("triage")(triage_cli.watch)
+
 
 def main() -> None:
     app()

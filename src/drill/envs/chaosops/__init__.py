@@ -1,0 +1,28 @@
+"""ChaosOps: incident response in a production fleet run partly by AI agents (see README.md).
+
+Four roles (SRE, Oversight, Dev, Manager) coordinate under partial observability to diagnose, fix
+and resolve one of nine failures, and to flag the fleet agent that caused it when one did.
+
+    from drill.envs import chaosops
+    env = chaosops.load()
+    episodes = run_episodes(chaosops.load, [(task, 0) for task in env.tasks()], chaosops.baselines["oracle"](),
+                            chaosops.rubric())
+"""
+
+from __future__ import annotations
+
+from drill.envs.chaosops.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy, baselines
+from drill.envs.chaosops.env import TASKS, ChaosOpsEnv, ChaosOpsTask
+from drill.envs.chaosops.failures import FAILURES, TIERS, FailureType, FixStep, TierSpec
+from drill.envs.chaosops.rubric import rubric
+from drill.envs.chaosops.world import WorldSim
+
+__all__ = [
+    "FAILURES", "TASKS", "TIERS", "ChaosOpsEnv", "ChaosOpsTask", "FailureType", "FixStep", "HeuristicPolicy",
+    "OraclePolicy", "RandomPolicy", "TierSpec", "WorldSim", "baselines", "load", "rubric",
+]
+
+
+def load() -> ChaosOpsEnv:
+    """A ChaosOps environment. It takes no options: the scenario comes from the task, the details from the seed."""
+    return ChaosOpsEnv()

@@ -1,0 +1,240 @@
+"""ChaosOpsEnv: four roles (SRE, Oversight, Dev, Manager) handle an incident in an AI-operated fleet.
+
+One step is one round SRE -> Oversight -> Dev -> Manager; each role makes one tool call per turn,
+and the world ticks after the Manager's turn. The episode ends when the Manager resolves a mitigated
+incident, or when the tier's step budget runs out.
+
+Every role is offered the same nine tools. Only Oversight may `flag_rogue` and only the Manager may
+`resolve`: anyone else calling them gets a `miscommunication` event and no effect, so the penalty is
+something a policy can learn from rather than a missing tool.
+
+Train and test hold the same 27 scenarios (9 failures x 3 tiers). What keeps them apart is the
+seed stream: the world's random generator is keyed on the task's split, so `train` task seed 3 and
+`test` task seed 3 are different worlds, and no seed of one split ever reproduces a world of the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from drill.core import Action, Env, Event, Observation, StepResult, Task, Tool
+from drill.envs.chaosops.failures import (
+    FAILURES, ROLES, TIERS, FailureName, FleetAgent, RestartTarget, RootCause, Service, Team, TierName,
+)
+from drill.envs.chaosops.views import BRIEFS, render_view
+from drill.envs.chaosops.world import ActionOutcome, WorldSim
+
+Recipient = Literal["team", "sre", "oversight", "dev", "manager"]
+ShortText = Annotated[str, Field(max_length=500)]
+
+
+def noop() -> None:
+    """Do nothing this turn."""
+
+
+def communicate(to: Recipient, message: ShortText) -> None:
+    """Post a message in the team chat, to everyone or to one role.
+
+    Args:
+        to: "team" for everyone, or one role: "sre", "oversight", "dev" or "manager".
+        message: What you want to tell them (at most 500 characters).
+    """
+
+
+def identify_root_cause(cause: RootCause) -> None:
+    """Declare the incident's root cause to the team. A wrong claim misleads the team and is penalised.
+
+    Args:
+        cause: The root cause, named as component and kind of fault.
+    """
+
+
+def restart(target: RestartTarget) -> None:
+    """Restart a service's pods, or restart a fleet agent's process. A restarted service is offline until the end of the step.
+
+    Args:
+        target: The service or fleet agent to restart.
+    """
+
+
+def rollback(service: Service) -> None:
+    """Roll a service back to its previous version (and configuration). It restarts until the end of the step.
+
+    Args:
+        service: The service to roll back.
+    """
+
+
+def scale(service: Service, replicas: Annotated[int, Field(ge=1, le=12)]) -> None:
+    """Set a service's replica count.
+
+    Args:
+        service: The service to scale.
+        replicas: The new number of replicas (1 to 12).
+    """
+
+
+def flag_rogue(agent: FleetAgent, reason: ShortText = "") -> None:
+    """Flag a fleet agent as rogue and pause it. Only Oversight may do this; flagging an innocent agent is heavily penalised.
+
+    Args:
+        agent: The fleet agent whose own actions caused the incident.
+        reason: The evidence, for the team.
+    """
+
+
+def escalate(team: Team, summary: ShortText = "") -> None:
+    """Page another engineering team that owns the broken part. Paging a team with nothing to fix is a miscommunication.
+
+    Args:
+        team: The team to page.
+        summary: What they should look at.
+    """
+
+
+def resolve(summary: ShortText = "") -> None:
+    """Declare the incident resolved and close it. Only the Manager may do this, and only once it is mitigated.
+
+    Args:
+        summary: A one-line incident summary.
+    """
+
+
+TOOLS: dict[str, Tool] = {
+    fn.__name__: Tool.from_function(fn)
+    for fn in (noop, communicate, identify_root_cause, restart, rollback, scale, flag_rogue, escalate, resolve)
+}
+TOOL_SPECS = [tool.spec for tool in TOOLS.values()]
+
+
+class ChaosOpsTask(Task):
+    """One scenario: a failure type at a tier. The remaining fields are ground truth for the rubric and oracle."""
+
+    failure: FailureName
+    tier: TierName
+    root_cause: RootCause
+    rogue_agent: FleetAgent | None
+    fix_sequence: tuple[str, ...]
+    step_budget: int
+
+
+def _make_tasks(split: str) -> tuple[ChaosOpsTask, ...]:
+    suffix = "" if split == "test" else "-train"
+    return tuple(
+        ChaosOpsTask(id=f"{failure.name}-{tier.name}{suffix}", split=split, failure=failure.name, tier=tier.name,
+                     root_cause=failure.root_cause, rogue_agent=failure.rogue_agent,
+                     fix_sequence=failure.fix_text(), step_budget=tier.step_budget)
+        for tier in TIERS.values() for failure in FAILURES.values()
+    )
+
+
+TASKS: dict[str, tuple[ChaosOpsTask, ...]] = {"test": _make_tasks("test"), "train": _make_tasks("train")}
+
+
+def world_key(task: ChaosOpsTask, seed: int) -> str:
+    """The string the world's random generator is seeded with: split, failure, tier and seed."""
+    return f"chaosops:{task.split}:{task.failure}:{task.tier}:{seed}"
+
+
+def build_world(task: ChaosOpsTask, seed: int) -> WorldSim:
+    return WorldSim(FAILURES[task.failure], TIERS[task.tier], world_key(task, seed))
+
+
+class ChaosOpsEnv(Env):
+    name = "chaosops"
+    roles = ROLES
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._world: WorldSim | None = None
+        self._task: ChaosOpsTask | None = None
+        self._turn = 0
+        self._last: dict[str, str] = {}
+
+    def tasks(self, split: str = "test") -> list[Task]:
+        if split not in TASKS:
+            raise ValueError(f"unknown split {split!r}; chaosops has 'train' and 'test'")
+        return list(TASKS[split])
+
+    @property
+    def world(self) -> WorldSim:
+        """The live world (for tests and the watch command; agents only ever see observations)."""
+        if self._world is None:
+            raise RuntimeError("chaosops: no episode; call reset() first")
+        return self._world
+
+    # -- contract --------------------------------------------------------------------------------
+
+    def _reset(self, task: Task, seed: int) -> Observation:
+        if not isinstance(task, ChaosOpsTask):
+            raise TypeError(f"chaosops needs a ChaosOpsTask, got {type(task).__name__}")
+        self._task = task
+        self._world = build_world(task, seed)
+        self._turn = 0
+        self._last = {}
+        return self._observation()
+
+    def _tools(self) -> Mapping[str, Tool]:
+        return TOOLS
+
+    def _apply(self, tool: str, arguments: dict[str, Any]) -> StepResult:
+        world, role = self.world, self._role
+        if tool == "noop":
+            outcome = ActionOutcome("you waited.")
+        elif tool == "communicate":
+            outcome = world.say(role, arguments["to"], arguments["message"])
+        elif tool == "identify_root_cause":
+            outcome = world.identify(role, arguments["cause"])
+        elif tool in ("restart", "rollback"):
+            outcome = world.fix(role, tool, arguments["target" if tool == "restart" else "service"])
+        elif tool == "scale":
+            outcome = world.fix(role, tool, arguments["service"], arguments["replicas"])
+        elif tool == "flag_rogue":
+            outcome = world.flag(role, arguments["agent"], arguments["reason"])
+        elif tool == "escalate":
+            outcome = world.escalate(role, arguments["team"], arguments["summary"])
+        else:
+            outcome = world.resolve(role, arguments["summary"])
+        step = world.step
+        events = [Event(name=name, step=step, role=role, data=data) for name, data in outcome.events]
+        call = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+        self._last[role] = f"{tool}({call}) at step {step}: {outcome.feedback}"
+        return self._finish(events, outcome.done)
+
+    def _reject(self, action: Action, message: str) -> StepResult:
+        role, step = self._role, self.world.step
+        self._last[role] = f"rejected at step {step}: {message}"
+        event = Event(name="invalid_action", step=step, role=role,
+                      data={"tool": action.tool[:80], "reason": message[:300]})
+        return self._finish([event], False, error=f"{role}'s action was rejected: {message}")
+
+    # -- turn order ------------------------------------------------------------------------------
+
+    @property
+    def _role(self) -> str:
+        return ROLES[self._turn]
+
+    def _finish(self, events: list[Event], resolved: bool, error: str | None = None) -> StepResult:
+        world, task = self.world, self._task
+        assert task is not None
+        done = resolved
+        if not resolved and self._turn == len(ROLES) - 1:
+            step = world.step
+            events += [Event(name=name, step=step, data=data) for name, data in world.tick()]
+            if step >= task.step_budget:
+                events.append(Event(name="budget_exhausted", step=step))
+                done = True
+        self._turn = 0 if done else (self._turn + 1) % len(ROLES)
+        return StepResult(observation=self._observation(error, done), events=events, done=done)
+
+    def _observation(self, error: str | None = None, done: bool = False) -> Observation:
+        world, task, role = self.world, self._task, self._role
+        assert task is not None
+        content = render_view(world, role, task.step_budget, self._last.get(role))
+        if done:
+            content = "The episode is over.\n\n" + content
+        return Observation(role=role, content=content, step=min(world.step, task.step_budget), tools=TOOL_SPECS,
+                           instructions=BRIEFS[role], error=error)

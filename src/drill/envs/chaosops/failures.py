@@ -1,0 +1,186 @@
+"""The nine ChaosOps failure types and the three difficulty tiers: the ground truth of every scenario.
+
+A `FailureType` says which faults the world starts with, the root cause the team should name, the
+rogue fleet agent (if one caused the incident), the correct fix sequence and the plausible fixes
+that are wrong. Only the environment, the rubric and the oracle read it; no observation shows it.
+
+A fix sequence is a list of `FixStep`s done in order. A step is done by any one of its options, a
+(tool, target) pair; `flag_rogue` steps are done by Oversight's flag. An action that matches a later
+step, or a `settle_first` step in the same round as the step before it, is premature: the world
+undoes it (the rogue agent reverts the change, the starved service starves again) and it counts as
+a wrong fix (a miscommunication for `escalate`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+Service = Literal["auth", "payments", "notifications", "db"]
+FleetAgent = Literal["autoscaler", "load_balancer", "deploy_bot"]
+RestartTarget = Literal["auth", "payments", "notifications", "db", "autoscaler", "load_balancer", "deploy_bot"]
+Team = Literal["network", "database", "platform", "security"]
+Role = Literal["sre", "oversight", "dev", "manager"]
+RootCause = Literal[
+    "db_deadlock", "notifications_memory_leak", "auth_bad_config", "auth_dns_failure", "db_disk_full",
+    "db_cascade", "autoscaler_rogue", "load_balancer_rogue", "deploy_bot_rogue",
+]
+FailureName = Literal[
+    "db_deadlock", "memory_leak", "bad_config_push", "dns_outage", "disk_full", "cascade",
+    "autoscaler_cost_cut", "misrouted_traffic", "rogue_deploy_bot",
+]
+TierName = Literal["easy", "medium", "hard"]
+
+SERVICES: tuple[str, ...] = get_args(Service)
+FLEET_AGENTS: tuple[str, ...] = get_args(FleetAgent)
+TEAMS: tuple[str, ...] = get_args(Team)
+ROLES: tuple[str, ...] = get_args(Role)
+ROOT_CAUSES: tuple[str, ...] = get_args(RootCause)
+
+
+@dataclass(frozen=True)
+class FixStep:
+    """One step of the correct fix. Any one of `options` does it; it clears the faults in `clears`."""
+
+    options: tuple[tuple[str, str], ...]
+    clears: tuple[str, ...]
+    settle_first: bool = False
+    """The step before must have taken effect first: it was applied in an earlier round."""
+
+    def describe(self) -> str:
+        return " or ".join(f"{tool} {target}" for tool, target in self.options)
+
+
+@dataclass(frozen=True)
+class FailureType:
+    name: str
+    cause: Literal["infrastructure", "rogue"]
+    root_cause: str
+    summary: str
+    service: str
+    """The service the incident hits first (the loudest one when nothing else interferes)."""
+    faults: tuple[str, ...]
+    """Faults active at the start, as "component:kind"; the world's physics gives each its symptoms."""
+    fix_sequence: tuple[FixStep, ...]
+    wrong_fixes: tuple[tuple[str, str], ...]
+    """Plausible fixes that do not work here (documentation and tests; every fix off the sequence is wrong)."""
+    rogue_agent: str | None = None
+
+    def fix_text(self) -> tuple[str, ...]:
+        return tuple(step.describe() for step in self.fix_sequence)
+
+
+def _flag(agent: str) -> FixStep:
+    return FixStep(options=(("flag_rogue", agent),), clears=(f"{agent}:rogue",))
+
+
+FAILURES: dict[str, FailureType] = {
+    f.name: f
+    for f in (
+        FailureType(
+            name="db_deadlock", cause="infrastructure", root_cause="db_deadlock", service="db",
+            summary="Transactions on db deadlock; queries hang and time out.",
+            faults=("db:deadlock",),
+            fix_sequence=(FixStep(options=(("restart", "db"),), clears=("db:deadlock",)),),
+            wrong_fixes=(("scale", "db"), ("restart", "payments"), ("rollback", "db")),
+        ),
+        FailureType(
+            name="memory_leak", cause="infrastructure", root_cause="notifications_memory_leak",
+            service="notifications", summary="notifications leaks memory until it is OOM-killed.",
+            faults=("notifications:memory_leak",),
+            fix_sequence=(FixStep(options=(("restart", "notifications"),), clears=("notifications:memory_leak",)),),
+            wrong_fixes=(("scale", "notifications"), ("rollback", "notifications"), ("restart", "db")),
+        ),
+        FailureType(
+            name="bad_config_push", cause="infrastructure", root_cause="auth_bad_config", service="auth",
+            summary="A bad configuration was pushed to auth; logins fail.",
+            faults=("auth:bad_config",),
+            fix_sequence=(FixStep(options=(("rollback", "auth"),), clears=("auth:bad_config",)),),
+            wrong_fixes=(("restart", "auth"), ("scale", "auth"), ("restart", "deploy_bot")),
+        ),
+        FailureType(
+            name="dns_outage", cause="infrastructure", root_cause="auth_dns_failure", service="auth",
+            summary="auth's resolver cache holds dead records; lookups of db.internal fail.",
+            faults=("auth:dns_failure",),
+            fix_sequence=(FixStep(options=(("restart", "auth"),), clears=("auth:dns_failure",)),),
+            wrong_fixes=(("rollback", "auth"), ("restart", "db"), ("restart", "load_balancer")),
+        ),
+        FailureType(
+            name="disk_full", cause="infrastructure", root_cause="db_disk_full", service="db",
+            summary="db's data volume fills with logs; writes start to fail.",
+            faults=("db:disk_fill",),
+            fix_sequence=(FixStep(options=(("scale", "db"), ("restart", "db")), clears=("db:disk_fill",)),),
+            wrong_fixes=(("rollback", "db"), ("restart", "payments"), ("restart", "autoscaler")),
+        ),
+        FailureType(
+            name="cascade", cause="infrastructure", root_cause="db_cascade", service="db",
+            summary="db's connection pool is exhausted and the failure spreads to notifications.",
+            faults=("db:pool_exhaustion", "notifications:starved"),
+            fix_sequence=(
+                FixStep(options=(("restart", "db"),), clears=("db:pool_exhaustion",)),
+                FixStep(options=(("restart", "notifications"),), clears=("notifications:starved",), settle_first=True),
+            ),
+            wrong_fixes=(("restart", "notifications"), ("scale", "db"), ("rollback", "notifications")),
+        ),
+        FailureType(
+            name="autoscaler_cost_cut", cause="rogue", root_cause="autoscaler_rogue", service="payments",
+            rogue_agent="autoscaler", summary="The autoscaler shrank payments to save cost; payments is overloaded.",
+            faults=("autoscaler:rogue", "payments:under_provisioned"),
+            fix_sequence=(
+                _flag("autoscaler"),
+                FixStep(options=(("scale", "payments"),), clears=("payments:under_provisioned",)),
+            ),
+            wrong_fixes=(("restart", "autoscaler"), ("restart", "payments"), ("rollback", "payments")),
+        ),
+        FailureType(
+            name="misrouted_traffic", cause="rogue", root_cause="load_balancer_rogue", service="payments",
+            rogue_agent="load_balancer",
+            summary="The load balancer routes payments traffic to a drained pool.",
+            faults=("load_balancer:rogue", "payments:misrouted"),
+            fix_sequence=(
+                _flag("load_balancer"),
+                FixStep(options=(("escalate", "network"),), clears=("payments:misrouted",)),
+            ),
+            wrong_fixes=(("restart", "payments"), ("restart", "load_balancer"), ("scale", "payments")),
+        ),
+        FailureType(
+            name="rogue_deploy_bot", cause="rogue", root_cause="deploy_bot_rogue", service="payments",
+            rogue_agent="deploy_bot", summary="The deploy bot shipped an unreviewed release to payments.",
+            faults=("deploy_bot:rogue", "payments:bad_release"),
+            fix_sequence=(
+                _flag("deploy_bot"),
+                FixStep(options=(("rollback", "payments"),), clears=("payments:bad_release",)),
+            ),
+            wrong_fixes=(("restart", "payments"), ("restart", "deploy_bot"), ("scale", "payments")),
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class TierSpec:
+    name: str
+    step_budget: int
+    """Rounds (SRE -> Oversight -> Dev -> Manager) before the episode ends unresolved."""
+    noise_logs: tuple[int, int]
+    """How many benign log lines each tick adds (inclusive range)."""
+    jitter: float
+    """Relative noise on cpu and latency readings."""
+    benign_changes: bool
+    """Fleet agents make real, harmless changes to services the incident does not touch."""
+    red_herrings: bool
+    """Misleading log lines, and a harmless fleet-agent change to the service the incident hits."""
+    cascade_physics: bool
+    """An unhealthy service drags the services that depend on it down with it."""
+
+
+TIERS: dict[str, TierSpec] = {
+    "easy": TierSpec("easy", 12, (0, 1), 0.02, benign_changes=False, red_herrings=False, cascade_physics=False),
+    "medium": TierSpec("medium", 18, (1, 2), 0.05, benign_changes=True, red_herrings=False, cascade_physics=False),
+    "hard": TierSpec("hard", 25, (1, 3), 0.07, benign_changes=True, red_herrings=True, cascade_physics=True),
+}
+
+FAILURE_NAMES: tuple[str, ...] = get_args(FailureName)
+TIER_NAMES: tuple[str, ...] = get_args(TierName)
+assert tuple(FAILURES) == FAILURE_NAMES and tuple(TIERS) == TIER_NAMES
+assert sorted(f.root_cause for f in FAILURES.values()) == sorted(ROOT_CAUSES)

@@ -1,0 +1,246 @@
+"""InboxEnv: answer a question about one person's email by searching and reading it.
+
+One role, `assistant`. Each task is an `InboxQuestion` asked at a moment (`asked_at`); the agent has
+`max_turns` tool calls and sees only mail sent up to that moment:
+
+* `search_emails(keywords, from_addr, to_addr, sent_after, sent_before, max_results)` — up to 10 hits,
+  each an id, date, sender, subject and a snippet;
+* `read_email(message_id)` — one whole message; an id that is unknown or dated after the question reads
+  as "not found", the same either way;
+* `return_final_answer(answer, sources)` — ends the episode. The answer is judged at once (normalized match,
+  or an LLM judge) and the verdict goes into the `answered` event, never into the agent's view.
+
+Events: `search` (keywords, results, ids), `read` (message_id, found), `answered` (answer, sources, verdict,
+judge, judge_reply), `invalid_action` (reason), `out_of_turns`. Running out of turns ends the episode.
+Options are JSON-serializable so `check_env` can rebuild the env in another process; with no `db`, the env
+uses the synthetic company inbox for `seed`, built on first use into the cache folder.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from drill.core.env import Env
+from drill.core.tools import Tool
+from drill.core.types import Action, Event, Observation, StepResult, Task
+from drill.envs.inbox.questions import IDK, AnswerJudge, InboxQuestion, load_questions
+from drill.envs.inbox.store import MailStore, SearchHit, StoredMessage, normalize_message_id
+from drill.envs.inbox.synthetic import DEFAULT_MESSAGES, synthetic_inbox
+
+__all__ = ["InboxEnv", "TOOLS"]
+
+MAX_BODY_CHARS = 6000
+
+
+def search_emails(keywords: str, from_addr: str | None = None, to_addr: str | None = None,
+                  sent_after: str | None = None, sent_before: str | None = None,
+                  max_results: Annotated[int, Field(ge=1, le=10)] = 10) -> None:
+    """Search the inbox. Every keyword must appear in the subject or body; results are best match first.
+
+    Args:
+        keywords: Words to look for, separated by spaces (punctuation is ignored). Empty lists the newest mail.
+        from_addr: Only mail from this sender: a full address, or part of a name or address.
+        to_addr: Only mail to, cc or bcc this recipient: a full address, or part of a name or address.
+        sent_after: Only mail sent on or after this date, YYYY-MM-DD.
+        sent_before: Only mail sent before this date, YYYY-MM-DD.
+        max_results: How many results to return, 1 to 10.
+    """
+
+
+def read_email(message_id: str) -> None:
+    """Read one email in full: headers and body.
+
+    Args:
+        message_id: The id of the message, as shown in search results.
+    """
+
+
+def return_final_answer(answer: str, sources: list[str]) -> None:
+    """Give your final answer and end the task. Answer "I don't know" if the inbox does not say.
+
+    Args:
+        answer: A short answer (a date, a name, a place, an amount, a code), or "I don't know".
+        sources: The ids of the messages that state the answer; empty if you don't know.
+    """
+
+
+TOOLS: dict[str, Tool] = {t.name: t for t in map(Tool.from_function, (search_emails, read_email, return_final_answer))}
+
+INSTRUCTIONS = """You are an email research assistant for {user}. Answer the question using only the emails in \
+their inbox, which you can search and read with your tools. The inbox shows mail up to the moment the question is \
+asked. When you know the answer, call return_final_answer with a short answer and the ids of the messages that \
+state it. If the inbox does not contain the answer, answer exactly "{idk}": a wrong answer is worse than saying you \
+don't know. You have {turns} tool calls in total."""
+
+
+@functools.lru_cache(maxsize=8)
+def _store(path: str) -> MailStore:
+    return MailStore(Path(path), read_only=True)
+
+
+@functools.lru_cache(maxsize=8)
+def _questions(path: str, mtime_ns: int) -> tuple[InboxQuestion, ...]:
+    return tuple(load_questions(Path(path)))
+
+
+def _when(text: str, argument: str) -> str:
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{argument} must be a date like 2024-03-14, got {text!r}") from None
+    return when.strftime("%Y-%m-%d %H:%M:%S")
+
+
+class InboxEnv(Env):
+    name = "inbox"
+    roles = ("assistant",)
+
+    def __init__(self, seed: int = 0, messages: int = DEFAULT_MESSAGES, db: str | None = None,
+                 questions: str | None = None, cache_dir: str | None = None, max_turns: int = 10,
+                 judge: str = "match", judge_base_url: str | None = None,
+                 judge_api_key_env: str = "OPENAI_API_KEY") -> None:
+        super().__init__(seed=seed, messages=messages, db=db, questions=questions, cache_dir=cache_dir,
+                         max_turns=max_turns, judge=judge, judge_base_url=judge_base_url,
+                         judge_api_key_env=judge_api_key_env)
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        if db is None:
+            if questions is not None:
+                raise ValueError("a question file needs its mail store: pass db as well")
+            db_path, questions_path = synthetic_inbox(seed, messages, cache_dir)
+        else:
+            if questions is None:
+                raise ValueError(f"the mail store {db} needs a question file: pass questions as well "
+                                 "(write one with `drill inbox generate-questions`)")
+            db_path, questions_path = Path(db), Path(questions)
+        self.store = _store(str(db_path.resolve()))
+        self._all = _questions(str(questions_path.resolve()), questions_path.stat().st_mtime_ns)
+        known = set(self.store.inboxes())
+        strangers = sorted({q.inbox for q in self._all} - known)
+        if strangers:
+            raise ValueError(f"{questions_path}: questions about inboxes not in {db_path}: {', '.join(strangers[:5])}")
+        self.max_turns = max_turns
+        self.judge = AnswerJudge(judge, judge_base_url, judge_api_key_env)
+        self.question: InboxQuestion | None = None
+        self.turn = 0
+
+    def tasks(self, split: str = "test") -> list[Task]:
+        if split not in ("train", "test"):
+            raise ValueError(f"unknown split {split!r}; use train or test")
+        return [q for q in self._all if q.split == split]
+
+    def task(self, task_id: str) -> Task:
+        for question in self._all:
+            if question.id == task_id:
+                return question
+        raise KeyError(f"inbox: no question with id {task_id!r}")
+
+    # -- episode -------------------------------------------------------------------------------------
+
+    def _reset(self, task: Task, seed: int) -> Observation:
+        if not isinstance(task, InboxQuestion):
+            raise TypeError(f"inbox tasks are InboxQuestion, got {type(task).__name__}")
+        self.question = task
+        self.turn = 0
+        content = (f"Question: {task.question}\nAsked on: {task.asked_at} UTC (mail sent later is not visible)\n"
+                   f"Inbox of: {task.inbox}\nTool calls left: {self.max_turns}")
+        return self._observation(content)
+
+    def _observation(self, content: str, error: str | None = None) -> Observation:
+        assert self.question is not None
+        return Observation(role="assistant", content=content, step=self.turn, error=error,
+                           tools=[t.spec for t in TOOLS.values()],
+                           instructions=INSTRUCTIONS.format(user=self.question.inbox, idk=IDK, turns=self.max_turns))
+
+    def _tools(self) -> Mapping[str, Tool]:
+        return TOOLS
+
+    def _finish_turn(self, content: str, events: list[Event], error: str | None = None,
+                     answered: bool = False) -> StepResult:
+        self.turn += 1
+        done = answered or self.turn >= self.max_turns
+        if done and not answered:
+            events.append(Event(name="out_of_turns", step=self.turn, role="assistant", data={"turns": self.turn}))
+            content += "\n\nYou are out of tool calls; the task ended without an answer."
+        elif not done:
+            content += f"\n\nTool calls left: {self.max_turns - self.turn}"
+        return StepResult(observation=self._observation(content, error), events=events, done=done)
+
+    def _reject(self, action: Action, message: str) -> StepResult:
+        event = Event(name="invalid_action", step=self.turn, role="assistant", data={"reason": message[:500]})
+        return self._finish_turn(f"Your last action was invalid: {message}", [event], error=message)
+
+    def _apply(self, tool: str, arguments: dict[str, Any]) -> StepResult:
+        assert self.question is not None
+        if tool == "search_emails":
+            return self._search(arguments)
+        if tool == "read_email":
+            return self._read(arguments["message_id"])
+        return self._answer(arguments["answer"], arguments["sources"])
+
+    def _search(self, arguments: dict[str, Any]) -> StepResult:
+        assert self.question is not None
+        try:
+            after = _when(arguments["sent_after"], "sent_after") if arguments["sent_after"] else None
+            before = _when(arguments["sent_before"], "sent_before") if arguments["sent_before"] else None
+        except ValueError as exc:
+            return self._reject(Action(tool="search_emails", arguments=arguments), str(exc))
+        hits = self.store.search(self.question.inbox, arguments["keywords"], arguments["from_addr"],
+                                 arguments["to_addr"], after, before, self.question.asked_at, arguments["max_results"])
+        event = Event(name="search", step=self.turn, role="assistant",
+                      data={"keywords": arguments["keywords"][:200], "results": len(hits),
+                            "ids": " ".join(h.message_id for h in hits)})
+        return self._finish_turn(_render_hits(arguments["keywords"], hits), [event])
+
+    def _read(self, message_id: str) -> StepResult:
+        assert self.question is not None
+        message = self.store.read(self.question.inbox, message_id, self.question.asked_at)
+        event = Event(name="read", step=self.turn, role="assistant",
+                      data={"message_id": normalize_message_id(message_id)[:300], "found": message is not None})
+        if message is None:
+            return self._finish_turn(f"No message with id {message_id[:200]!r} in this inbox.", [event])
+        return self._finish_turn(_render_message(message), [event])
+
+    def _answer(self, answer: str, sources: list[str]) -> StepResult:
+        assert self.question is not None
+        cited = list(dict.fromkeys(normalize_message_id(s) for s in sources if s.strip()))
+        verdict = self.judge(self.question, answer)
+        event = Event(name="answered", step=self.turn, role="assistant",
+                      data={"answer": answer[:500], "sources": " ".join(cited)[:2000], "cited": len(cited),
+                            "verdict": verdict.verdict, "judge": verdict.judge, "judge_reply": verdict.reply})
+        return self._finish_turn("Your answer has been recorded.", [event], answered=True)
+
+
+def _render_hits(keywords: str, hits: list[SearchHit]) -> str:
+    if not hits:
+        return f"No messages match {keywords!r} with those filters."
+    lines = [f"{len(hits)} result{'s' if len(hits) != 1 else ''}:"]
+    for number, hit in enumerate(hits, start=1):
+        lines.append(f"{number}. id: {hit.message_id}\n   date: {hit.date[:16]}  from: {hit.sender}\n"
+                     f"   subject: {hit.subject}\n   snippet: {hit.snippet}")
+    return "\n".join(lines)
+
+
+def _render_message(message: StoredMessage) -> str:
+    def people(kind: str) -> str:
+        return ", ".join(f"{r.name} <{r.address}>" if r.name else r.address
+                         for r in message.recipients if r.kind == kind)
+
+    sender = f"{message.sender_name} <{message.sender}>" if message.sender_name else message.sender
+    lines = [f"Message-ID: {message.message_id}", f"Date: {(message.date or 'unknown')[:16]} UTC", f"From: {sender}"]
+    for kind in ("to", "cc", "bcc"):
+        if people(kind):
+            lines.append(f"{kind.capitalize()}: {people(kind)}")
+    lines.append(f"Subject: {message.subject}")
+    if message.attachments:
+        lines.append(f"Attachments: {', '.join(message.attachments)}")
+    body = message.body
+    if len(body) > MAX_BODY_CHARS:
+        body = body[:MAX_BODY_CHARS] + f"\n[... {len(message.body) - MAX_BODY_CHARS} more characters not shown]"
+    return "\n".join(lines) + "\n\n" + body

@@ -1,0 +1,183 @@
+"""Inbox questions (the env's tasks), their JSONL files, and how an answer is judged.
+
+A question file holds one JSON object per line::
+
+    {"id": "q00042", "split": "test", "inbox": "dana.whitfield@kestrel.example",
+     "question": "Which hotel is Omar Reyes staying at in Lisbon?", "asked_at": "2024-04-02 09:00:00",
+     "answer": "Hotel Miradouro", "aliases": ["Miradouro"], "sources": ["3f9c...@kestrel.example"],
+     "kind": "place"}
+
+`answer` is null when the inbox (as of `asked_at`) does not hold the answer; the right reply is then
+"I don't know". Judging:
+
+* an answer that starts with "I don't know" (or says idk / unknown / not found) is an abstention: `correct`
+  when the question has no answer, `abstained` otherwise; any other answer to such a question is `wrong`;
+* `match`: the answer is correct when, after normalization (case, punctuation, articles, thousands
+  separators, ordinal suffixes), it contains the gold answer or an alias as a run of whole words, and is no
+  more than `MAX_EXTRA_WORDS` words longer than it — so listing several candidates does not pass;
+* `openai:MODEL`: a judge model behind an OpenAI-compatible server says CORRECT or INCORRECT; its reply
+  is kept in the episode's `answered` event.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError, field_validator
+
+from drill.core.types import Task
+from drill.evaluate.report import atomic_write_text
+
+__all__ = [
+    "IDK", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention", "load_questions", "match_verdict",
+    "normalize_answer", "write_questions",
+]
+
+IDK = "I don't know"
+MAX_EXTRA_WORDS = 10
+
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
+
+VerdictName = Literal["correct", "wrong", "abstained"]
+
+
+class InboxQuestion(Task):
+    """A question about one inbox, asked at `asked_at` (UTC `YYYY-MM-DD HH:MM:SS`); the agent sees no later mail."""
+
+    inbox: str
+    question: str
+    asked_at: str
+    answer: str | None
+    """The gold answer, or None when the inbox does not answer the question."""
+    aliases: tuple[str, ...] = ()
+    """Other accepted forms of the answer (`March 14`, `2024-03-14`, ...)."""
+    sources: tuple[str, ...] = ()
+    """Message ids (no angle brackets) that state the answer, visible at `asked_at`."""
+    kind: str = "generated"
+    """date | place | amount | name | code | generated — for the per-kind report."""
+
+    @field_validator("asked_at")
+    @classmethod
+    def _utc_timestamp(cls, value: str) -> str:
+        if not _TIMESTAMP.fullmatch(value):
+            raise ValueError(f"asked_at must be UTC 'YYYY-MM-DD HH:MM:SS', got {value!r}")
+        return value
+
+
+def load_questions(path: Path) -> list[InboxQuestion]:
+    if not path.is_file():
+        raise FileNotFoundError(f"no question file at {path}")
+    questions: list[InboxQuestion] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            questions.append(InboxQuestion.model_validate_json(line))
+        except ValidationError as exc:
+            raise ValueError(f"{path}:{number}: not an inbox question: {exc.errors(include_url=False)[0]['msg']}") from exc
+    ids = [q.id for q in questions]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{path}: duplicate question ids")
+    return questions
+
+
+def write_questions(path: Path, questions: list[InboxQuestion]) -> None:
+    atomic_write_text(path, "".join(q.model_dump_json() + "\n" for q in questions))
+
+
+_ORDINAL = re.compile(r"\b(\d+)(st|nd|rd|th)\b")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_CENTS = re.compile(r"(?<=\d)\.00\b")
+_ARTICLES = {"a", "an", "the"}
+_ABSTAIN_PREFIXES = ("i don t know", "i do not know", "i dont know", "idk", "unknown", "not found",
+                     "no answer", "cannot find", "can t find", "could not find", "couldn t find")
+
+
+def normalize_answer(text: str) -> list[str]:
+    """Lower-case words with punctuation, articles, thousands separators, `.00` and ordinal suffixes removed."""
+    text = _CENTS.sub("", _THOUSANDS.sub("", text.lower().replace("’", "'")))
+    text = _ORDINAL.sub(r"\1", text)
+    words = re.sub(r"[^\w]+", " ", text).split()
+    return [w for w in words if w not in _ARTICLES]
+
+
+def is_abstention(answer: str) -> bool:
+    joined = " ".join(normalize_answer(answer))
+    return joined == "" or any(joined == p or joined.startswith(p + " ") for p in _ABSTAIN_PREFIXES)
+
+
+def _contains(words: list[str], phrase: list[str]) -> bool:
+    n = len(phrase)
+    return n > 0 and any(words[i:i + n] == phrase for i in range(len(words) - n + 1))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: VerdictName
+    judge: str
+    reply: str = ""
+
+
+def match_verdict(question: InboxQuestion, answer: str) -> Verdict:
+    """Judge by normalized match against the gold answer and its aliases."""
+    if is_abstention(answer):
+        return Verdict("correct" if question.answer is None else "abstained", "match")
+    if question.answer is None:
+        return Verdict("wrong", "match")
+    words = normalize_answer(answer)
+    for form in (question.answer, *question.aliases):
+        phrase = normalize_answer(form)
+        if _contains(words, phrase) and len(words) <= len(phrase) + MAX_EXTRA_WORDS:
+            return Verdict("correct", "match")
+    return Verdict("wrong", "match")
+
+
+_JUDGE_PROMPT = """You grade answers to questions about an email inbox.
+Question: {question}
+Reference answer: {gold}
+Candidate answer: {answer}
+Is the candidate answer correct — does it state the same fact as the reference, without adding a conflicting one?
+Reply with exactly one word: CORRECT or INCORRECT."""
+
+
+class AnswerJudge:
+    """Judges answers: `match` (normalized match) or `openai:MODEL` (an LLM judge at `base_url`)."""
+
+    def __init__(self, spec: str = "match", base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY") -> None:
+        if spec != "match" and not spec.startswith("openai:"):
+            raise ValueError(f"unknown judge {spec!r}; use 'match' or 'openai:MODEL'")
+        if spec.startswith("openai:") and not base_url:
+            raise ValueError("an openai:MODEL judge needs a base URL")
+        self.spec = spec
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self._client: object | None = None
+
+    def __call__(self, question: InboxQuestion, answer: str) -> Verdict:
+        if self.spec == "match" or is_abstention(answer) or question.answer is None:
+            verdict = match_verdict(question, answer)
+            return Verdict(verdict.verdict, self.spec if self.spec == "match" else "rule", verdict.reply)
+        return self._ask_model(question, answer)
+
+    def _ask_model(self, question: InboxQuestion, answer: str) -> Verdict:
+        from openai import OpenAI
+
+        if self._client is None:
+            self._client = OpenAI(base_url=self.base_url, api_key=os.environ.get(self.api_key_env, "not-needed"))
+        assert isinstance(self._client, OpenAI)
+        gold = " / ".join([question.answer or "", *question.aliases])
+        reply = self._client.chat.completions.create(
+            model=self.spec.removeprefix("openai:"), temperature=0.0, max_tokens=8,
+            messages=[{"role": "user", "content": _JUDGE_PROMPT.format(
+                question=question.question, gold=gold, answer=answer)}],
+        )
+        text = (reply.choices[0].message.content or "").strip()
+        first = re.sub(r"[^A-Z]", " ", text.upper()).split()
+        if not first or first[0] not in ("CORRECT", "INCORRECT"):
+            raise RuntimeError(f"judge {self.spec} answered {text[:80]!r}; expected CORRECT or INCORRECT")
+        return Verdict("correct" if first[0] == "CORRECT" else "wrong", self.spec, text[:200])
+

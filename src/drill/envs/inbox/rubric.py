@@ -1,0 +1,122 @@
+"""The inbox rubric: a correct answer earns the most, "I don't know" beats a wrong answer.
+
+Components (raw value × weight, each logged on its own in the `Score`):
+
+| component     | raw value                                                                  | weight |
+|---------------|----------------------------------------------------------------------------|--------|
+| correct       | 1 if the `answered` verdict is correct (incl. "I don't know" when the inbox has no answer) | +1.0 |
+| wrong         | 1 if the verdict is wrong (a hallucination)                                | −1.0  |
+| no_answer     | 1 if the episode ended without return_final_answer                         | −0.25 |
+| sources       | correct answers only: the share of cited ids that are gold sources the agent actually retrieved (0 if none is); for a question with no answer, 1 when nothing is cited | +0.2 |
+| partial       | answers that are not correct, on answerable questions: 1 if the agent read a gold source, 0.5 if one came up in its searches | +0.1 |
+| efficiency    | correct answers only: 1 − (turns − 1) / max_turns                          | +0.1  |
+| format_errors | number of invalid actions                                                  | −0.05 |
+
+So a correct answer scores at least 1 − 0.05·(max_turns − 1), any "I don't know" at most 0.1, a wrong
+answer at most −0.9. Each bonus is paid once: a set of ids, a max over events, one verdict. Citing
+everything dilutes `sources`; citing an id the agent never retrieved earns nothing; the best possible
+episode reads one gold source and answers (the oracle).
+"""
+
+from __future__ import annotations
+
+from drill.core.rubric import Component, Rubric
+from drill.core.types import Episode, Event, Task
+from drill.envs.inbox.questions import InboxQuestion
+
+__all__ = ["rubric"]
+
+
+def _question(task: Task) -> InboxQuestion:
+    if not isinstance(task, InboxQuestion):
+        raise TypeError(f"the inbox rubric scores InboxQuestion tasks, got {type(task).__name__}")
+    return task
+
+
+def _answered(episode: Episode) -> Event | None:
+    answers = episode.events_named("answered")
+    if len(answers) > 1:
+        raise ValueError(f"episode has {len(answers)} answered events; the env ends the episode at the first")
+    return answers[0] if answers else None
+
+
+def _verdict(episode: Episode) -> str | None:
+    event = _answered(episode)
+    if event is None:
+        return None
+    verdict = event.data["verdict"]
+    if verdict not in ("correct", "wrong", "abstained"):
+        raise ValueError(f"unknown verdict {verdict!r} in the answered event")
+    return str(verdict)
+
+
+def _searched(episode: Episode) -> set[str]:
+    return {i for e in episode.events_named("search") for i in str(e.data["ids"]).split()}
+
+
+def _read(episode: Episode) -> set[str]:
+    return {str(e.data["message_id"]) for e in episode.events_named("read") if e.data["found"]}
+
+
+def correct(episode: Episode, task: Task) -> float:
+    _question(task)
+    return float(_verdict(episode) == "correct")
+
+
+def wrong(episode: Episode, task: Task) -> float:
+    _question(task)
+    return float(_verdict(episode) == "wrong")
+
+
+def no_answer(episode: Episode, task: Task) -> float:
+    _question(task)
+    return float(_answered(episode) is None)
+
+
+def sources(episode: Episode, task: Task) -> float:
+    question = _question(task)
+    event = _answered(episode)
+    if event is None or _verdict(episode) != "correct":
+        return 0.0
+    cited = set(str(event.data["sources"]).split())
+    if question.answer is None:
+        return float(not cited)
+    good = cited & set(question.sources) & (_searched(episode) | _read(episode))
+    return len(good) / len(cited) if good else 0.0
+
+
+def partial(episode: Episode, task: Task) -> float:
+    question = _question(task)
+    if question.answer is None or _verdict(episode) == "correct":
+        return 0.0
+    gold = set(question.sources)
+    if gold & _read(episode):
+        return 1.0
+    return 0.5 if gold & _searched(episode) else 0.0
+
+
+def format_errors(episode: Episode, task: Task) -> float:
+    _question(task)
+    return float(episode.count("invalid_action"))
+
+
+def rubric(max_turns: int = 10) -> Rubric:
+    """The inbox rubric for episodes of at most `max_turns` tool calls (the env's `max_turns`)."""
+    if max_turns < 1:
+        raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+
+    def efficiency(episode: Episode, task: Task) -> float:
+        _question(task)
+        if _verdict(episode) != "correct":
+            return 0.0
+        return max(0.0, 1.0 - (len(episode.turns) - 1) / max_turns)
+
+    return Rubric([
+        Component("correct", correct, 1.0, "the answer is right (or 'I don't know' to a question the inbox cannot answer)"),
+        Component("wrong", wrong, -1.0, "the answer is wrong: worse than saying 'I don't know'"),
+        Component("no_answer", no_answer, -0.25, "the episode ran out of turns without an answer"),
+        Component("sources", sources, 0.2, "share of cited ids that are retrieved gold sources, for correct answers"),
+        Component("partial", partial, 0.1, "read (1) or found (0.5) a gold source, for answers that are not correct"),
+        Component("efficiency", efficiency, 0.1, "fewer tool calls, for correct answers"),
+        Component("format_errors", format_errors, -0.05, "invalid tool calls"),
+    ])

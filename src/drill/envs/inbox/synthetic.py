@@ -1,0 +1,937 @@
+"""The synthetic company inbox: a year of one person's mail at a fictional company, with planted facts.
+
+`generate(seed)` writes the inbox of Dana Whitfield, VP of Operations at Kestrel Dynamics (a logistics
+software company of about 40 people, see `data/company.json`): quarterly business reviews with customers,
+travel requests and itineraries, signed deals, purchase approvals and purchase orders, new hires, monthly
+project status reports whose launch dates slip, team offsites, forwarded chains, newsletters, automated
+notifications and everyday chatter. Every planted fact (a date, a place, an amount, a name, a code) keeps
+the ids of the messages that state it, and questions are written from those facts:
+
+* each question is asked at a moment (`asked_at`); the answer is the latest statement of the fact visible
+  then, so a launch date that slipped in June has a different answer in May and in July;
+* some questions have no answer in the inbox, and the right reply is "I don't know": asked before the fact
+  was ever mailed, about a trip whose hotel was never booked, or about a customer, project or person that
+  does not exist at the company.
+
+The same seed gives the same inbox and questions, byte for byte, in any process (only `random.Random(seed)`
+drives it; no set or dict iteration depends on string hashing). `build(out_dir, seed)` stores it as a
+`MailStore` file plus a questions JSONL; `synthetic_inbox(seed)` builds it once into the cache folder
+(`$DRILL_CACHE` or `~/.cache/drill`) and reuses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import tempfile
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from email.message import EmailMessage
+from email.utils import format_datetime, formataddr
+from pathlib import Path
+
+from drill.envs.inbox.questions import InboxQuestion, write_questions
+from drill.envs.inbox.store import MailRecord, MailStore, Recipient
+
+__all__ = ["DEFAULT_MESSAGES", "GENERATOR_VERSION", "Mail", "SyntheticInbox", "build", "cache_dir", "generate",
+           "synthetic_inbox", "write_mbox"]
+
+GENERATOR_VERSION = 1
+"""Bump when the generated inbox changes, so cached builds are not reused."""
+DEFAULT_MESSAGES = 6000
+_DATA = Path(__file__).with_name("data") / "company.json"
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]
+
+
+def _ascii(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower().replace(" ", "")
+
+
+@dataclass(frozen=True)
+class Person:
+    first: str
+    last: str
+    title: str
+    department: str
+    domain: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.first} {self.last}"
+
+    @property
+    def address(self) -> str:
+        return f"{_ascii(self.first)}.{_ascii(self.last)}@{self.domain}"
+
+
+@dataclass(frozen=True)
+class Mailbox:
+    """A list or automated address (all@, travel@, a newsletter) that sends or receives like a person."""
+
+    name: str
+    address: str
+
+
+Party = Person | Mailbox
+
+
+@dataclass
+class Mail:
+    message_id: str
+    date: datetime
+    sender: Party
+    to: tuple[Party, ...]
+    subject: str
+    body: str
+    cc: tuple[Party, ...] = ()
+    attachments: tuple[str, ...] = ()
+
+    def record(self) -> MailRecord:
+        recipients = tuple(Recipient(address=p.address, name=p.name, kind=kind)
+                           for kind, people in (("to", self.to), ("cc", self.cc)) for p in people)
+        return MailRecord(
+            message_id=self.message_id, subject=self.subject, sender=self.sender.address,
+            sender_name=self.sender.name, date=self.date.strftime("%Y-%m-%d %H:%M:%S"), body=self.body,
+            recipients=recipients, attachments=self.attachments,
+            source_hash=hashlib.sha256(f"synthetic:{self.message_id}".encode()).hexdigest(),
+        )
+
+    def rfc822(self) -> bytes:
+        msg = EmailMessage()
+        msg["Message-ID"] = f"<{self.message_id}>"
+        msg["Date"] = format_datetime(self.date)
+        msg["From"] = formataddr((self.sender.name, self.sender.address))
+        msg["To"] = ", ".join(formataddr((p.name, p.address)) for p in self.to)
+        if self.cc:
+            msg["Cc"] = ", ".join(formataddr((p.name, p.address)) for p in self.cc)
+        msg["Subject"] = self.subject
+        msg.set_content(self.body)
+        for name in self.attachments:
+            msg.add_attachment(f"(contents of {name})".encode(), maintype="application", subtype="octet-stream",
+                               filename=name)
+        return msg.as_bytes()
+
+
+@dataclass
+class Fact:
+    """One statement of a fact: the answer it gives to `question`, and the messages that state it."""
+
+    question: str
+    kind: str
+    answer: str
+    aliases: tuple[str, ...]
+    sources: list[Mail]
+
+    @property
+    def stated_at(self) -> datetime:
+        return min(m.date for m in self.sources)
+
+
+@dataclass
+class SyntheticInbox:
+    user: str
+    mails: list[Mail]
+    questions: list[InboxQuestion]
+
+
+# -- answer forms ----------------------------------------------------------------------------------------
+
+
+def _date_text(d: date) -> str:
+    return f"{d.strftime('%A')}, {_MONTHS[d.month - 1]} {d.day}"
+
+
+def _date_answer(d: date) -> tuple[str, tuple[str, ...]]:
+    month = _MONTHS[d.month - 1]
+    return f"{month} {d.day}, {d.year}", (
+        f"{month} {d.day}", f"{d.day} {month}", d.isoformat(), f"{d.month}/{d.day}/{d.year}", f"{d.month}/{d.day}",
+        f"{month[:3]} {d.day}", f"{d.day} {month[:3]}", f"{d.month:02d}/{d.day:02d}/{d.year}",
+    )
+
+
+def _money(amount: int) -> str:
+    return f"${amount:,}"
+
+
+def _amount_answer(amount: int) -> tuple[str, tuple[str, ...]]:
+    return _money(amount), ((f"{amount // 1000}k",) if amount % 1000 == 0 else ())
+
+
+def _the(place: str) -> str:
+    return place if place.startswith("The ") else f"the {place}"
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _place_aliases(place: str) -> tuple[str, ...]:
+    for prefix in ("Hotel ", "The "):
+        if place.startswith(prefix):
+            return (place.removeprefix(prefix),)
+    for suffix in (" Room", " Hotel"):
+        if place.endswith(suffix):
+            return (place.removesuffix(suffix),)
+    return ()
+
+
+def _quote(mail: Mail) -> str:
+    quoted = "\n".join(f"> {line}" if line else ">" for line in mail.body.splitlines())
+    return f"On {format_datetime(mail.date)}, {mail.sender.name} <{mail.sender.address}> wrote:\n{quoted}"
+
+
+def _forward_text(mail: Mail) -> str:
+    to = ", ".join(p.name for p in mail.to)
+    return (f"---------- Forwarded message ---------\nFrom: {mail.sender.name} <{mail.sender.address}>\n"
+            f"Date: {format_datetime(mail.date)}\nSubject: {mail.subject}\nTo: {to}\n\n{mail.body}")
+
+
+# -- the generator ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Customer:
+    name: str
+    domain: str
+    city: str
+    contacts: list[Person] = field(default_factory=list)
+    owner: Person | None = None  # the account executive
+
+
+class _CompanyWriter:
+    def __init__(self, seed: int, messages: int) -> None:
+        self.rng = random.Random(seed)
+        self.target = messages
+        self.data = json.loads(_DATA.read_text(encoding="utf-8"))
+        self.year: int = self.data["year"]
+        self.domain: str = self.data["company"]["domain"]
+        self.mails: list[Mail] = []
+        self.facts: dict[str, list[Fact]] = {}
+        self.never_stated: list[tuple[str, str, datetime]] = []
+        self._names = self._name_pool()
+        owner = self.data["owner"]
+        self.owner = Person(owner["first"], owner["last"], owner["title"], owner["department"], self.domain)
+        self.staff: list[Person] = []
+        for department, titles in self.data["departments"].items():
+            for title in titles:
+                first, last = next(self._names)
+                self.staff.append(Person(first, last, title, department, self.domain))
+        self.by_dept: dict[str, list[Person]] = {}
+        for person in self.staff:
+            self.by_dept.setdefault(person.department, []).append(person)
+        self.ceo, self.cfo, self.coo = self.by_dept["Executive"]
+        self.controller = self.by_dept["Finance"][0]
+        self.hr = self.by_dept["People"][0]
+        customers = list(self.data["customers"])
+        self.rng.shuffle(customers)
+        self.customers = [_Customer(c["name"], c["domain"], c["city"]) for c in customers[:14]]
+        self.reserved_customers = [c["name"] for c in customers[14:18]]
+        sales = [p for p in self.by_dept["Sales"] if p.title in ("Account Executive", "Senior Account Executive")]
+        for i, customer in enumerate(self.customers):
+            customer.owner = sales[i % len(sales)]
+            for title in ("VP of Supply Chain", "Logistics Director", "Head of Procurement", "COO"):
+                if len(customer.contacts) < 2 and self.rng.random() < 0.7:
+                    first, last = next(self._names)
+                    customer.contacts.append(Person(first, last, title, "customer", customer.domain))
+            while len(customer.contacts) < 2:
+                first, last = next(self._names)
+                customer.contacts.append(Person(first, last, "Operations Manager", "customer", customer.domain))
+        projects = list(self.data["projects"])
+        self.rng.shuffle(projects)
+        self.projects, self.reserved_projects = projects[:8], projects[8:12]
+        self.reserved_people = [Person(*next(self._names), "Analyst", "Operations", self.domain) for _ in range(4)]
+        self.all_staff = [self.owner, *self.staff]
+        self.everyone = Mailbox("All Kestrel", f"all@{self.domain}")
+        self._counter = 0
+
+    # -- small helpers ---------------------------------------------------------------------------------
+
+    def _name_pool(self):  # type: ignore[no-untyped-def]
+        firsts, lasts = list(self.data["first_names"]), list(self.data["last_names"])
+        combos = [(f, last) for f in firsts for last in lasts]
+        self.rng.shuffle(combos)
+        used_first: set[str] = set()
+        used_last: set[str] = set()
+        taken: set[tuple[str, str]] = set()
+        for first, last in combos:  # first pass: every first and last name used once
+            if first not in used_first and last not in used_last:
+                used_first.add(first)
+                used_last.add(last)
+                taken.add((first, last))
+                yield first, last
+        for combo in combos:
+            if combo not in taken:
+                yield combo
+
+    def pick(self, items):  # type: ignore[no-untyped-def]
+        return items[self.rng.randrange(len(items))]
+
+    def day(self, start: int = 0, end: int = 364) -> date:
+        """A weekday of the year, `start`..`end` days after January 1."""
+        d = date(self.year, 1, 1) + timedelta(days=self.rng.randint(start, end))
+        while d.weekday() >= 5:
+            d += timedelta(days=1)
+        return d
+
+    def moment(self, d: date) -> datetime:
+        return datetime(d.year, d.month, d.day, self.rng.randint(13, 22), self.rng.randrange(60), tzinfo=UTC)
+
+    def later(self, when: datetime, min_hours: float = 0.3, max_hours: float = 30.0) -> datetime:
+        return when + timedelta(minutes=int(self.rng.uniform(min_hours, max_hours) * 60))
+
+    def mail(self, when: datetime, sender: Party, to: list[Party], subject: str, body: str,
+             cc: list[Party] | None = None, attachments: tuple[str, ...] = ()) -> Mail:
+        self._counter += 1
+        message_id = f"{self._counter:05d}.{self.rng.getrandbits(48):012x}@mail.{self.domain}"
+        mail = Mail(message_id=message_id, date=when, sender=sender, to=tuple(to), subject=subject, body=body,
+                    cc=tuple(cc or ()), attachments=attachments)
+        self.mails.append(mail)
+        return mail
+
+    def reply(self, original: Mail, sender: Party, text: str, when: datetime | None = None,
+              to: list[Party] | None = None) -> Mail:
+        subject = original.subject if original.subject.startswith("Re: ") else f"Re: {original.subject}"
+        recipients = to or [original.sender]
+        cc = [p for p in (*original.to, *original.cc) if p != sender and p not in recipients]
+        return self.mail(when or self.later(original.date), sender, recipients, subject,
+                         f"{text}\n\n{_quote(original)}", cc=cc)
+
+    def forward(self, original: Mail, sender: Party, to: list[Party], note: str) -> Mail:
+        return self.mail(self.later(original.date, 0.5, 20), sender, to, f"Fwd: {original.subject}",
+                         f"{note}\n\n{_forward_text(original)}")
+
+    def fact(self, question: str, kind: str, answer: str | tuple[str, tuple[str, ...]], sources: list[Mail],
+             aliases: tuple[str, ...] = ()) -> None:
+        """Record that `sources` state `answer` to `question`; `answer` may come with its aliases as a pair."""
+        if isinstance(answer, tuple):
+            answer, aliases = answer
+        self.facts.setdefault(question, []).append(Fact(question, kind, answer, aliases, list(sources)))
+
+    def sign(self, person: Person) -> str:
+        return f"{person.first}\n--\n{person.name}\n{person.title}, Kestrel Dynamics"
+
+    def colleagues(self, n: int, exclude: tuple[Person, ...] = ()) -> list[Person]:
+        pool = [p for p in self.staff if p not in exclude]
+        return self.rng.sample(pool, n)
+
+    # -- phrasing ----------------------------------------------------------------------------------------
+
+    def say_date(self, d: date, sent: datetime) -> str:
+        """One of the ways people write a date in mail; some need the message's own date to resolve."""
+        month = _MONTHS[d.month - 1]
+        options = [f"{d.strftime('%A')}, {month} {d.day}", f"{month} {d.day}", f"{month[:3]} {d.day}",
+                   f"{d.month}/{d.day}", f"{d.day} {month}"]
+        if 0 < (d - sent.date()).days <= 20:
+            options.append(f"{d.strftime('%A')} the {_ordinal(d.day)}")
+        return self.pick(options)
+
+    def say_money(self, amount: int) -> str:
+        options = [f"${amount:,}", f"USD {amount:,}", f"${amount:,}.00"]
+        if amount % 1000 == 0 and amount >= 10000:
+            options.append(f"${amount // 1000}k")
+        return self.pick(options)
+
+    # -- planted-fact threads --------------------------------------------------------------------------
+
+    def qbrs(self) -> None:
+        rooms = self.data["rooms"]
+        for customer in self.customers:
+            assert customer.owner is not None
+            ae = customer.owner
+            for quarter in range(1, 5):
+                if self.rng.random() < 0.15:
+                    continue
+                q = f"Q{quarter}"
+                meeting = self.day(90 * (quarter - 1) + 20, 90 * (quarter - 1) + 80)
+                sent = self.moment(meeting - timedelta(days=self.rng.randint(10, 30)))
+                room, time = self.pick(rooms), self.pick(self.data["meeting_times"])
+                contact = self.pick(customer.contacts)
+                team = [self.owner, *self.colleagues(2, (ae,))]
+                when = self.say_date(meeting, sent)
+                line = self.pick([
+                    f"The {q} quarterly business review with {customer.name} is set for {when} at {time} in the {room}.",
+                    f"I booked the {room} for our {q} QBR with {customer.name}: {when}, {time}.",
+                    f"{customer.name} confirmed {when} at {time} for the {q} business review. Room: {room}.",
+                ])
+                body = (f"Hi all,\n\n{line} {contact.name} ({contact.title}) and {self.rng.randint(1, 3)} others from "
+                        f"their side will attend.\n\nAgenda: renewal outlook, open support tickets, and the "
+                        f"{self.pick(self.data['company']['products'])} roadmap.\n\n{self.sign(ae)}")
+                invite = self.mail(sent, ae, team, self.pick([f"{q} QBR with {customer.name}",
+                                                              f"{customer.name} {q} business review"]), body)
+                sources = [invite]
+                if self.rng.random() < 0.5:
+                    sources.append(self.reply(invite, self.pick(team[1:]), "Thanks, I'll be there and will bring the "
+                                              "support metrics."))
+                due = meeting - timedelta(days=self.rng.choice([2, 3, 4]))
+                self.mail(self.moment(due - timedelta(days=self.rng.randint(2, 6))), ae, team,
+                          f"Slides due: {q} QBR with {customer.name}",
+                          f"Reminder: slides for the {q} QBR with {customer.name} are due "
+                          f"{self.say_date(due, sent)}. Please use the new template.\n\n{ae.first}")
+                ask_when = self.pick([f"When is the {q} QBR with {customer.name}?",
+                                      f"What date is the {q} quarterly business review with {customer.name}?"])
+                ask_where = f"Which room is the {q} quarterly business review with {customer.name} in?"
+                self.fact(ask_when, "date", _date_answer(meeting), sources)
+                self.fact(ask_where, "place", room, sources, _place_aliases(room))
+                if self.rng.random() < 0.3:  # the customer asks to move it
+                    moved = meeting + timedelta(days=self.rng.choice([-7, 2, 7, 14]))
+                    while moved.weekday() >= 5:
+                        moved += timedelta(days=1)
+                    note_sent = self.later(sent, 48, 200)
+                    new_when = self.say_date(moved, note_sent)
+                    note = self.mail(note_sent, ae, team, f"Moved: {q} QBR with {customer.name}", self.pick([
+                        f"Heads up: {customer.name} asked to move the {q} QBR. New date: {new_when}, same time "
+                        f"({time}), still in the {room}.",
+                        f"New date for the {q} QBR with {customer.name}: {new_when}. Time and room unchanged "
+                        f"({time}, {room}).",
+                    ]) + f"\n\n{self.sign(ae)}")
+                    self.fact(ask_when, "date", _date_answer(moved), [note])
+                    self.fact(ask_where, "place", room, [note], _place_aliases(room))
+
+    def trips(self, count: int) -> None:
+        cities = self.data["cities"]
+        travellers = [p for p in self.staff if p.department in ("Sales", "Operations", "Engineering", "Marketing")]
+        seen: set[tuple[str, str]] = set()
+        while len(seen) < count:
+            person, city = self.pick(travellers), self.pick(cities)
+            if (person.name, city["name"]) in seen:
+                continue
+            seen.add((person.name, city["name"]))
+            self._trip(person, city)
+
+    def _trip(self, person: Person, city: dict[str, str | list[str]]) -> None:
+        city_name = str(city["name"])
+        hotels = list(city["hotels"])
+        customer = self.pick(self.customers)
+        purpose = self.pick(self.data["trip_purposes"]).format(customer=customer.name, city=city_name)
+        depart = self.day(10, 350)
+        back = depart + timedelta(days=self.rng.randint(1, 4))
+        airline = self.pick(self.data["airlines"])
+        flight = f"{airline['code']}{self.rng.randint(100, 2999)}"
+        hotel = self.pick(hotels)
+        cost = self.rng.randint(9, 64) * 100 + self.rng.choice([0, 40, 75])
+        booked = self.rng.random() > 0.15
+        sent = self.moment(depart - timedelta(days=self.rng.randint(7, 25)))
+        out, home = self.say_date(depart, sent), self.say_date(back, sent)
+        stay = self.pick([f"I'll be staying at {_the(hotel)}", f"I booked a room at {_the(hotel)}",
+                          f"the hotel is {_the(hotel)}"]) if booked else self.pick([
+                          "I'll sort out the hotel once the agenda is final", "the hotel is not booked yet"])
+        body = self.pick([
+            f"I'd like to fly to {city_name} on {out} to {purpose}, returning {home}. I'm on {airline['name']} flight "
+            f"{flight}, and {stay}. Estimated total cost is {self.say_money(cost)}.\n\nCan you approve?",
+            f"Requesting approval for a {city_name} trip, {out} to {home}, to {purpose}.\n\nFlight: {airline['name']} "
+            f"{flight}\nHotel: {hotel if booked else 'not booked yet'}\nEstimate: {self.say_money(cost)}\n\nThanks!",
+            f"Could I get your OK to travel to {city_name}? Plan: fly out {out} on {flight}, back {home}; {stay}. "
+            f"All in, about {self.say_money(cost)}. The goal is to {purpose}.",
+        ])
+        request = self.mail(sent, person, [self.owner],
+                            f"Travel request: {city_name}, {_MONTHS[depart.month - 1][:3]} {depart.day}",
+                            f"Hi Dana,\n\n{body}\n\n{self.sign(person)}")
+        approval = self.reply(request, self.owner, self.pick([
+            "Approved. Safe travels!", "Approved — thanks for keeping it under budget.",
+            "Approved. Please send me a short trip report."]))
+        sources = [request, approval]
+        who = person.name
+        self.fact(f"What date does {who} fly to {city_name}?", "date", _date_answer(depart), sources)
+        self.fact(f"What is the estimated cost of {who}'s trip to {city_name}?", "amount", _amount_answer(cost),
+                  sources)
+        hotel_q = f"Which hotel is {who} staying at in {city_name}?"
+        if booked:
+            self.fact(hotel_q, "place", hotel, sources, _place_aliases(hotel))
+            if self.rng.random() < 0.2:
+                other = self.pick([h for h in hotels if h != hotel])
+                change = self.reply(approval, person, self.pick([
+                    f"Small change: {_the(hotel)} was full, so I'm now at {_the(other)}.",
+                    f"FYI I switched hotels — staying at {_the(other)} instead, it's closer to the site."]),
+                    when=self.later(approval.date, 20, 120), to=[self.owner])
+                self.fact(hotel_q, "place", other, [change], _place_aliases(other))
+        else:
+            self.never_stated.append((hotel_q, "place", sent))
+        if self.rng.random() < 0.6:
+            code = "".join(self.rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(6))
+            itinerary = self.mail(
+                self.later(approval.date, 2, 40), Mailbox("Kestrel Travel Desk", f"travel@{self.domain}"),
+                [person], self.pick([f"Itinerary confirmation {code}", f"Your {city_name} trip is booked"]),
+                f"Traveller: {who}\nConfirmation code: {code}\nOutbound: {airline['name']} {flight}, "
+                f"{_date_text(depart)}, Boston (BOS) to {city_name} ({city['airport']})\nReturn: {_date_text(back)}\n\n"
+                f"Changes: reply to this message at least 24 hours before departure.",
+                cc=[self.owner],
+            )
+            self.fact(f"What is the confirmation code for {who}'s {city_name} itinerary?", "code", code, [itinerary])
+            sources = [*sources, itinerary]
+        self.fact(f"What flight is {who} taking to {city_name}?", "code", flight, sources,
+                  (f"{flight[:2]} {flight[2:]}",))
+        if self.rng.random() < 0.5:  # the actual spend, which is not the estimate
+            actual = cost + self.rng.choice([-1, 1]) * self.rng.randint(1, 9) * 45
+            filed = self.moment(back + timedelta(days=self.rng.randint(2, 10)))
+            self.mail(filed, Mailbox("Expense Bot", f"expenses@{self.domain}"), [self.owner],
+                      f"Expense report ER-{self.rng.randint(10000, 99999)} awaiting approval",
+                      f"{who} submitted an expense report for the {city_name} trip: {self.say_money(actual)} in total, "
+                      f"{self.rng.randint(3, 14)} receipts.\n\nApprove or reject in the expenses portal.")
+
+    def deals(self) -> None:
+        products = self.data["company"]["products"]
+        for customer in self.customers:
+            assert customer.owner is not None
+            ae = customer.owner
+            for product in self.rng.sample(products, self.rng.randint(1, 3)):
+                signed = self.day(15, 340)
+                amount = self.rng.randint(18, 420) * 1000 + self.rng.choice([0, 0, 500])
+                years = self.rng.choice([1, 2, 3])
+                contact = self.pick(customer.contacts)
+                golive = signed + timedelta(days=self.rng.randint(20, 70))
+                while golive.weekday() >= 5:
+                    golive += timedelta(days=1)
+                when = self.moment(signed)
+                live, worth = self.say_date(golive, when), self.say_money(amount)
+                line = self.pick([
+                    f"Great news: {customer.name} signed the {years}-year {product} agreement this morning, worth "
+                    f"{worth} in total. It was signed on their side by {contact.name}, their {contact.title}. Go-live "
+                    f"is planned for {live}.",
+                    f"{customer.name} is signed! {years}-year {product} contract, total value {worth}. Signatory: "
+                    f"{contact.name} ({contact.title}). Target go-live: {live}.",
+                    f"Closed-won: {customer.name} ({product}, {years} years) for {worth}. {contact.name}, their "
+                    f"{contact.title}, countersigned today; we go live {live}.",
+                ])
+                announce = self.mail(when, ae, self.by_dept["Sales"][:3], f"Signed: {customer.name} {product}",
+                                     f"Team,\n\n{line}\n\nThanks to everyone who helped on the security review.\n\n"
+                                     f"{self.sign(ae)}", cc=[self.ceo])
+                if self.rng.random() < 0.5:  # Dana only sees it as a forward
+                    sources = [self.forward(announce, ae, [self.owner],
+                                            "FYI, Dana: this one will need onboarding capacity from your team.")]
+                else:
+                    announce.cc = (*announce.cc, self.owner)
+                    sources = [announce]
+                self.fact(f"How much is the {customer.name} {product} agreement worth?", "amount",
+                          _amount_answer(amount), sources)
+                self.fact(f"Who signed the {product} agreement on behalf of {customer.name}?", "name", contact.name,
+                          sources)
+                self.fact(f"When is the {customer.name} {product} go-live planned?", "date", _date_answer(golive),
+                          sources)
+
+    def purchases(self, count: int) -> None:
+        items = list(self.data["purchase_items"])
+        self.rng.shuffle(items)
+        vendors = [v["name"] for v in self.data["vendors"]]
+        for n, item in enumerate(items[:count]):
+            person = self.pick(self.by_dept["Operations"])
+            vendor = self.pick(vendors)
+            amount = self.rng.randint(6, 600) * 50
+            sent = self.moment(self.day(5, 330))
+            request = self.mail(sent, person, [self.owner], f"Purchase request: {item}", self.pick([
+                f"Hi Dana,\n\nWe need {item}. The best quote is from {vendor} at {self.say_money(amount)} including "
+                f"delivery.\n\nOK to go ahead?",
+                f"Dana,\n\nAsking for sign-off on {item}. Three quotes; {vendor} is cheapest at "
+                f"{self.say_money(amount)}.\n\nThanks",
+            ]) + f"\n\n{self.sign(person)}")
+            approver = self.cfo if amount > 15000 else self.owner
+            if approver == self.cfo:
+                ask = self.forward(request, self.owner, [self.cfo],
+                                   "This is over my $15,000 limit — can you approve? I support it.")
+                approve = self.reply(ask, self.cfo, "Approved.", to=[self.owner])
+            else:
+                approve = self.reply(request, self.owner, self.pick(["Approved, go ahead.", "OK from me."]))
+            po = f"PO-{self.year % 100}-{(n * 37 + 101) % 900 + 100:04d}"
+            issued = self.later(approve.date, 4, 60)
+            order = self.mail(issued, self.controller, [person], f"{po} issued: {item}", self.pick([
+                f"Hi {person.first},\n\nPurchase order {po} has been issued to {vendor} for {item}, "
+                f"{self.say_money(amount)}, approved by {approver.name}. Invoices should quote the PO number.",
+                f"Hi {person.first},\n\n{po} is out to {vendor} ({item}), total {self.say_money(amount)}. "
+                f"Sign-off: {approver.name}.",
+                f"Hi {person.first},\n\nRaised {po} for {item} with {vendor}: {self.say_money(amount)}. "
+                f"{approver.name} approved it on {self.say_date(approve.date.date(), issued)}.",
+            ]) + f"\n\n{self.sign(self.controller)}", cc=[self.owner])
+            self.fact(f"Who approved the purchase of {item}?", "name", approver.name, [order])
+            self.fact(f"What is the PO number for {item}?", "code", po, [order])
+            self.fact(f"What was the approved amount for {item}?", "amount", _amount_answer(amount), [request, order])
+            self.fact(f"Which vendor is supplying {item}?", "name", vendor, [request, order])
+            if self.rng.random() < 0.5:  # the invoice total includes shipping and tax: not the approved amount
+                total = amount + self.rng.randint(3, 40) * 25
+                billing = Mailbox(f"{vendor} Billing", f"billing@{_ascii(vendor)}.example")
+                self.mail(self.later(issued, 100, 600), billing, [self.owner], f"Invoice for {po}",
+                          f"Please find attached our invoice for {po} ({item}). Amount due: {self.say_money(total)} "
+                          f"including shipping and tax, net 30.", attachments=(f"invoice-{po}.pdf",))
+
+    def hires(self, count: int) -> None:
+        it = Mailbox("Kestrel IT", f"it@{self.domain}")
+        for _ in range(count):
+            first, last = next(self._names)
+            title = self.pick(self.data["new_hire_titles"])
+            office = self.pick(self.data["offices"])
+            manager = self.pick([self.owner, *self.by_dept["Operations"][:2], *self.by_dept["Engineering"][3:4],
+                                 *self.by_dept["Sales"][5:6]])
+            start = self.day(20, 355)
+            while start.weekday() != 0:
+                start += timedelta(days=1)
+            new = Person(first, last, title, "new", self.domain)
+            sent = self.moment(start - timedelta(days=self.rng.randint(5, 14)))
+            starts = self.say_date(start, sent)
+            line = self.pick([
+                f"Please welcome {new.name}, who joins us as {title} on {starts}. {first} will be based in our "
+                f"{office} office and will report to {manager.name}.",
+                f"{new.name} starts {starts} as our new {title}, working from the {office} office and reporting to "
+                f"{manager.name}.",
+                f"Big welcome to {new.name} ({title}), joining {manager.name}'s team on {starts} in {office}.",
+            ])
+            announce = self.mail(sent, self.hr, [self.everyone], f"Welcome {new.name}!",
+                                 f"Hello everyone,\n\n{line}\n\nSay hi when you see them!\n\n{self.sign(self.hr)}")
+            sources = [announce]
+            if self.rng.random() < 0.4:
+                reminder_sent = self.later(sent, 24, 96)
+                sources.append(self.mail(reminder_sent, it, [manager], f"New starter: {new.name}",
+                                         f"{new.name} starts {self.say_date(start, reminder_sent)}. Laptop and badge "
+                                         f"will be at the {office} front desk.", cc=[self.owner]))
+            self.fact(f"When does {new.name} start at Kestrel?", "date", _date_answer(start), sources)
+            self.fact(f"Which office will {new.name} work from?", "place", office, sources)
+            self.fact(f"Who will {new.name} report to?", "name", manager.name, [announce])
+
+    def projects_threads(self) -> None:
+        pms = self.by_dept["Engineering"][7:9] + [self.by_dept["Operations"][0]]
+        goals = list(self.data["project_goals"])
+        self.rng.shuffle(goals)
+        vendors = self.data["vendors"]
+        for index, project in enumerate(self.projects):
+            pm = pms[index % len(pms)]
+            team = [self.owner, *self.colleagues(3, (pm,))]
+            launch = self.day(150, 330)
+            budget = self.rng.randint(8, 90) * 5000
+            kickoff = self.moment(self.day(5, 60))
+            budget_q = f"What is the approved budget for Project {project}?"
+            launch_q = f"What is the planned launch date for Project {project}?"
+            intro = self.mail(kickoff, pm, team, f"Project {project} kickoff", self.pick([
+                f"Hi all,\n\nProject {project} starts this week. The goal: {goals[index]}. The approved budget is "
+                f"{self.say_money(budget)} and we are targeting a launch on {self.say_date(launch, kickoff)}.",
+                f"Team,\n\nKicking off Project {project} ({goals[index]}). Budget: {self.say_money(budget)}. Target "
+                f"launch: {self.say_date(launch, kickoff)}.",
+            ]) + f"\n\n{self.sign(pm)}")
+            self.fact(budget_q, "amount", _amount_answer(budget), [intro])
+            self.fact(launch_q, "date", _date_answer(launch), [intro])
+            if self.rng.random() < 0.25:
+                budget += self.rng.randint(2, 12) * 5000
+                raised = self.mail(self.later(kickoff, 300, 1500), self.cfo, [pm], f"{project} budget",
+                                   f"Finance approved the increase: the {project} budget is now "
+                                   f"{self.say_money(budget)}.\n\n{self.cfo.first}", cc=[self.owner])
+                self.fact(budget_q, "amount", _amount_answer(budget), [raised])
+            month = kickoff.month + 1
+            while month <= 12 and date(self.year, month, 1) < launch:
+                first = (date(self.year, month, 1) - date(self.year, 1, 1)).days
+                when = self.moment(self.day(first, first + 6))
+                if self.rng.random() < 0.25:
+                    launch = launch + timedelta(days=self.rng.choice([7, 14, 21]))
+                    while launch.weekday() >= 5:
+                        launch += timedelta(days=1)
+                    line = self.pick([f"Launch moved to {self.say_date(launch, when)} (integration testing ran long).",
+                                      f"We're slipping launch to {self.say_date(launch, when)}."])
+                else:
+                    line = self.pick([f"Launch date unchanged: {self.say_date(launch, when)}.",
+                                      f"Still on track for launch on {self.say_date(launch, when)}."])
+                status = self.mail(when, pm, team, f"{project} status — {_MONTHS[month - 1]}",
+                                   f"Status for Project {project}, {_MONTHS[month - 1]}:\n\n- Progress: about "
+                                   f"{self.rng.randint(10, 95)}% of the plan delivered\n- Risks: "
+                                   f"{self.pick(['vendor lead times', 'staffing', 'data quality', 'scope creep', 'none new'])}\n"
+                                   f"- {line}\n\n{self.sign(pm)}", attachments=(f"{project.lower()}-status-{month:02d}.pdf",))
+                self.fact(launch_q, "date", _date_answer(launch), [status])
+                month += 1
+            for service in self.rng.sample(sorted({v["service"] for v in vendors}), 2):
+                vendor = self.pick([v["name"] for v in vendors if v["service"] == service])
+                cost = self.rng.randint(4, 60) * 1000
+                start = kickoff.timetuple().tm_yday
+                pick = self.mail(self.moment(self.day(start, start + 60)), pm, team, f"{project}: {service} vendor",
+                                 self.pick([
+                                     f"We've selected {vendor} for {service} on Project {project}. Their contract "
+                                     f"comes to {self.say_money(cost)}.",
+                                     f"Going with {vendor} for {project} {service} ({self.say_money(cost)}). Legal "
+                                     f"has the paperwork."]) + f"\n\n{self.sign(pm)}")
+                self.fact(f"Which vendor was selected for {service} on Project {project}?", "name", vendor, [pick])
+                self.fact(f"How much is the {service} contract for Project {project}?", "amount",
+                          _amount_answer(cost), [pick])
+
+    def offsites(self) -> None:
+        venues = list(self.data["venues"])
+        self.rng.shuffle(venues)
+        for index, department in enumerate(["Operations", "Sales", "Engineering", "Marketing", "Finance", "People"]):
+            head = self.owner if department == "Operations" else self.by_dept[department][0]
+            venue = venues[index]
+            when = self.day(120, 300)
+            sent = self.moment(when - timedelta(days=self.rng.randint(20, 45)))
+            to = self.by_dept[department] if head == self.owner else [self.owner, *self.by_dept[department]]
+            note = self.mail(sent, head, to, f"{department} offsite",
+                             f"Hi team,\n\nOur {department} offsite will be at {venue['name']} in {venue['city']} on "
+                             f"{self.say_date(when, sent)}. A bus leaves the Boston office at 8:00 AM.\n\n{self.sign(head)}")
+            rsvp = when - timedelta(days=self.rng.randint(7, 12))
+            self.mail(self.later(sent, 24, 120), head, to, f"RSVP: {department} offsite",
+                      f"Please RSVP for the offsite by {self.say_date(rsvp, sent)} so we can confirm numbers with the "
+                      f"venue.\n\n{head.first}")
+            self.fact(f"Where is the {department} team offsite being held?", "place", venue["name"], [note])
+            self.fact(f"When is the {department} team offsite?", "date", _date_answer(when), [note])
+
+    # -- everything else ---------------------------------------------------------------------------------
+
+    def newsletters(self, budget: int) -> None:
+        companies = self.data["newsletter_companies"]
+        cities = [c["name"] for c in self.data["cities"]]
+        lines = [
+            "{c} raised {m} to expand its {city} hub.", "{c} named a new chief operating officer.",
+            "Diesel prices fell for a third straight week; analysts expect {m} in savings for mid-size fleets.",
+            "{c} opens a cross-dock in {city} on {d}.", "{c} and {c2} announced a merger valued at {m}.",
+            "Port congestion in {city} eased after the strike ended on {d}.",
+            "Survey: 41% of shippers plan to change carriers this year.",
+            "{c} cut {n} jobs in {city} as volumes slowed.", "Webinar on {d}: AI for dock scheduling, hosted by {c}.",
+            "{c} reports on-time delivery of {n}% for the quarter.", "{c} won a {m} contract with the city of {city}.",
+        ]
+        start = date(self.year, 1, 1)
+        letters = self.data["newsletters"]
+        sent = 0
+        for day_number in range(0, 366):
+            today = start + timedelta(days=day_number)
+            for letter in letters:
+                if sent >= budget or day_number % letter["cadence"] or (letter["cadence"] == 1 and today.weekday() >= 5):
+                    continue
+                items = []
+                for _ in range(self.rng.randint(3, 6)):
+                    d = today + timedelta(days=self.rng.randint(1, 40))
+                    items.append("* " + self.pick(lines).format(
+                        c=self.pick(companies), c2=self.pick(companies), city=self.pick(cities),
+                        m=_money(self.rng.randint(2, 900) * 10000), d=f"{_MONTHS[d.month - 1]} {d.day}",
+                        n=self.rng.randint(3, 97)))
+                if letter["address"].endswith(self.domain):
+                    items.append(f"* Shout-out to the team that closed {self.pick(self.customers).name} — "
+                                 f"more in the all-hands.")
+                    items.append(f"* Project {self.pick(self.projects)} is hiring internally; talk to your manager.")
+                body = (f"{letter['name']} — {today.strftime('%B')} {today.day}, {today.year}\n\n" + "\n".join(items)
+                        + "\n\nYou are receiving this because you subscribed. Unsubscribe: reply STOP.")
+                self.mail(self.moment(today), Mailbox(letter["name"], letter["address"]), [self.owner],
+                          f"{letter['name']}: {self.pick(items)[2:60]}", body)
+                sent += 1
+
+    def chatter(self, budget: int) -> None:
+        """Everyday mail: notifications, calendar, IT and HR notices, ops threads, customer questions, social."""
+        tracker = Mailbox("Kestrel Tracker", f"tracker@{self.domain}")
+        calendar = Mailbox("Calendar", f"calendar@{self.domain}")
+        it = Mailbox("Kestrel IT", f"it@{self.domain}")
+        expenses = Mailbox("Expensify Bot", f"expenses@{self.domain}")
+        topics = ["dock scheduling backlog", "Q{q} headcount plan", "carrier scorecards", "weekend on-call rota",
+                  "warehouse SLA numbers", "fuel surcharge policy", "returns process", "driver retention",
+                  "peak season staffing", "yard congestion", "forecast accuracy", "WMS upgrade timing"]
+        customer_asks = ["a question about invoice {n}", "exporting route history to CSV", "adding twenty more users",
+                         "an outage report for last Tuesday", "the API rate limits", "training for new dispatchers"]
+        while len(self.mails) < self.target and budget > 0:
+            budget -= 1
+            roll = self.rng.random()
+            d = self.day(0, 364)
+            when = self.moment(d)
+            if roll < 0.22:
+                key = f"OPS-{self.rng.randint(100, 4999)}"
+                person = self.pick(self.staff)
+                self.mail(when, tracker, [self.owner], f"[{key}] {self.pick(topics).format(q=self.rng.randint(1, 4)).capitalize()}",
+                          f"{person.name} {self.pick(['commented on', 'updated', 'assigned you', 'closed', 'reopened'])} "
+                          f"{key}.\n\n\"{self.pick(['Looks good to me.', 'Blocked on the carrier data feed.', 'Moving to next sprint.', 'Can we discuss Thursday?', 'Fixed in the latest build.'])}\"\n\n"
+                          f"View the issue: https://tracker.{self.domain}/{key}")
+            elif roll < 0.36:
+                meeting = self.pick(["Ops weekly sync", "1:1", "Hiring debrief", "Budget review", "Carrier call",
+                                     "Leadership meeting", "Vendor demo", "Safety committee"])
+                person = self.pick(self.staff)
+                verb = self.pick(["Accepted", "Declined", "Tentative", "Invitation", "Updated invitation"])
+                self.mail(when, calendar, [self.owner], f"{verb}: {meeting} @ {_date_text(d)} {self.pick(self.data['meeting_times'])}",
+                          f"{person.name} — {verb.lower()}\n\n{meeting}\nWhen: {_date_text(d)}\nWhere: "
+                          f"{self.pick(self.data['rooms'])}, Boston\nOrganizer: {self.pick(self.staff).name}")
+            elif roll < 0.44:
+                self.mail(when, self.pick([it, self.hr, expenses]), [self.everyone], self.pick([
+                    "Scheduled maintenance this weekend", "Reminder: timesheets are due Friday", "Benefits enrollment closes soon",
+                    "Phishing test results", "Expense reports: new receipt rules", "Fire drill next week", "VPN certificate renewal",
+                    "Holiday schedule", "Parking garage closure"]),
+                    f"Hi all,\n\n{self.pick(['Please plan accordingly.', 'Details are on the intranet.', 'Reply to this email with questions.', 'Thank you for your patience.'])} "
+                    f"This affects {self.pick(self.data['offices'])} on {_date_text(d)}.\n\nThanks")
+            elif roll < 0.72:
+                people = self.colleagues(self.rng.randint(1, 3))
+                topic = self.pick(topics).format(q=self.rng.randint(1, 4))
+                first = people[0]
+                opener = self.pick([
+                    f"Can we look at the {topic} before Thursday? The numbers from last week look off.",
+                    f"Quick update on {topic}: we are at {self.rng.randint(60, 99)}% of target, spend {_money(self.rng.randint(5, 90) * 100)} this week.",
+                    f"I drafted a proposal for {topic}. Comments welcome by {_date_text(d + timedelta(days=3))}.",
+                    f"Do you have ten minutes for {topic}? {self.pick(self.customers).name} raised it again.",
+                ])
+                thread = self.mail(when, first, [self.owner, *people[1:]], topic.capitalize() if self.rng.random() < 0.5
+                                   else f"Question: {topic}", f"Hi Dana,\n\n{opener}\n\n{self.sign(first)}")
+                for _ in range(self.rng.randint(0, 2)):
+                    sender = self.pick([self.owner, *people])
+                    if sender == thread.sender:
+                        continue
+                    thread = self.reply(thread, sender, self.pick([
+                        "Thanks — let's discuss at the sync.", "Agreed. I'll update the sheet.", "Can you loop in finance?",
+                        "Looks fine to me.", "I'll take a look tonight.", "Let's push this to next week."]))
+            elif roll < 0.82:
+                customer = self.pick(self.customers)
+                contact = self.pick(customer.contacts)
+                assert customer.owner is not None
+                ask = self.pick(customer_asks).format(n=f"INV-{self.rng.randint(10000, 99999)}")
+                self.mail(when, contact, [customer.owner], f"{customer.name}: {ask}",
+                          f"Hello,\n\nWe have {ask}. Could someone get back to us this week?\n\nBest,\n{contact.name}\n"
+                          f"{contact.title}, {customer.name}", cc=[self.owner])
+            elif roll < 0.92:
+                person = self.pick(self.staff)
+                self.mail(when, person, [self.owner], self.pick(["Lunch Friday?", "Coffee?", "Cake in the kitchen",
+                          "Out of office tomorrow", "Running late", "Great job today", "Book recommendation"]),
+                          f"{self.pick(['Hey Dana,', 'Hi,', 'Dana —'])}\n\n{self.pick(['Are you free around noon?', 'Leftover cake on the 3rd floor.', 'I am out tomorrow, back Monday.', 'Stuck in traffic, starting in 15.', 'That presentation went really well.', 'Just finished a great book on supply chains, happy to lend it.'])}\n\n{person.first}")
+            else:
+                vendor = self.pick(self.data["vendors"])["name"]
+                self.mail(when, Mailbox(f"{vendor} Sales", f"sales@{_ascii(vendor)}.example"), [self.owner],
+                          self.pick(["Exclusive offer for Kestrel", "Your free trial is waiting", "Case study: 30% faster docks",
+                                     "Invitation: customer dinner"]),
+                          f"Hi Dana,\n\n{vendor} helps operations teams like yours save time. Book a demo this month "
+                          f"and get {self.rng.randint(10, 40)}% off the first year.\n\nThe {vendor} team")
+
+
+def _asked_at(when: datetime) -> str:
+    return when.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _write_questions(writer: _CompanyWriter) -> list[InboxQuestion]:
+    rng, user = writer.rng, writer.owner.address
+    year_end = datetime(writer.year, 12, 31, 23, 0, tzinfo=UTC)
+    drafts: list[tuple[str, str, datetime, Fact | None, list[Fact]]] = []
+    for question, statements in writer.facts.items():
+        statements.sort(key=lambda f: f.stated_at)
+        first = statements[0].stated_at
+        if rng.random() < 0.08:  # asked before the inbox held the answer
+            drafts.append((question, statements[0].kind, first - timedelta(hours=rng.randint(2, 480)), None, []))
+        periods: list[Fact] = []  # the statements at which the answer changed
+        for statement in statements:
+            if not periods or periods[-1].answer != statement.answer:
+                periods.append(statement)
+        chosen = periods if len(periods) > 1 else [rng.choice(statements)]
+        for statement in chosen:
+            later = [p.stated_at for p in periods if p.stated_at > statement.stated_at]
+            latest = min([*later, statement.stated_at + timedelta(days=45), year_end])
+            span = max(1, int((latest - statement.stated_at).total_seconds() // 3600) - 1)
+            asked = statement.stated_at + timedelta(hours=rng.randint(1, span))
+            visible = [s for s in statements if s.stated_at <= asked]
+            current = visible[-1]
+            drafts.append((question, current.kind, asked, current, [s for s in visible if s.answer == current.answer]))
+    for question, kind, known in writer.never_stated:
+        drafts.append((question, kind, known + timedelta(hours=rng.randint(2, 900)), None, []))
+    quarters = ["Q1", "Q2", "Q3", "Q4"]
+    products = writer.data["company"]["products"]
+    cities = [c["name"] for c in writer.data["cities"]]
+    made: set[str] = set()
+    while len(made) < 80:  # about things that do not exist at the company
+        customer, project = rng.choice(writer.reserved_customers), rng.choice(writer.reserved_projects)
+        person = rng.choice(writer.reserved_people)
+        question, kind = rng.choice([
+            (f"When is the {rng.choice(quarters)} QBR with {customer}?", "date"),
+            (f"How much is the {customer} {rng.choice(products)} agreement worth?", "amount"),
+            (f"What is the planned launch date for Project {project}?", "date"),
+            (f"What is the approved budget for Project {project}?", "amount"),
+            (f"Which hotel is {person.name} staying at in {rng.choice(cities)}?", "place"),
+            (f"Who will {person.name} report to?", "name"),
+        ])
+        if question in made:
+            continue
+        made.add(question)
+        drafts.append((question, kind, datetime(writer.year, 1, 15, tzinfo=UTC) + timedelta(hours=rng.randint(0, 8400)),
+                       None, []))
+    questions: list[InboxQuestion] = []
+    split_of: dict[str, str] = {}
+    for index, (question, kind, asked, current, statements) in enumerate(drafts):
+        split = split_of.setdefault(question, "test" if rng.random() < 0.25 else "train")
+        sources = tuple(dict.fromkeys(m.message_id for s in statements for m in s.sources if m.date <= asked))
+        questions.append(InboxQuestion(
+            id=f"q{index + 1:05d}", split=split, inbox=user, question=question, asked_at=_asked_at(asked),
+            answer=current.answer if current else None, aliases=current.aliases if current else (),
+            sources=sources, kind=kind,
+        ))
+    return questions
+
+
+def generate(seed: int = 0, messages: int = DEFAULT_MESSAGES) -> SyntheticInbox:
+    """The synthetic inbox and its questions for `seed`, with about `messages` messages (at least the planted ones)."""
+    writer = _CompanyWriter(seed, messages)
+    writer.qbrs()
+    writer.trips(130)
+    writer.deals()
+    writer.purchases(24)
+    writer.hires(22)
+    writer.projects_threads()
+    writer.offsites()
+    newsletter_share = max(0, (messages - len(writer.mails)) // 4)
+    writer.newsletters(newsletter_share)
+    writer.chatter(budget=10 * messages)
+    questions = _write_questions(writer)
+    owner, everyone = writer.owner, writer.everyone
+    mails = sorted((m for m in writer.mails if m.sender == owner or owner in m.to or owner in m.cc
+                    or everyone in m.to or everyone in m.cc), key=lambda m: (m.date, m.message_id))
+    return SyntheticInbox(user=owner.address, mails=mails, questions=questions)
+
+
+# -- building and caching ------------------------------------------------------------------------------
+
+
+def cache_dir(explicit: str | Path | None = None) -> Path:
+    """Where generated inboxes live: `explicit`, else `$DRILL_CACHE`, else `~/.cache/drill`."""
+    if explicit:
+        return Path(explicit)
+    if os.environ.get("DRILL_CACHE"):
+        return Path(os.environ["DRILL_CACHE"])
+    return Path.home() / ".cache" / "drill"
+
+
+def build(out_dir: Path, seed: int = 0, messages: int = DEFAULT_MESSAGES) -> tuple[Path, Path]:
+    """Generate the inbox and write `<name>.db` and `<name>.questions.jsonl` into `out_dir`, atomically.
+
+    Both files are written under temporary names and renamed into place, questions first, so a reader that
+    finds the database also finds its questions.
+    """
+    name = f"synthetic-v{GENERATOR_VERSION}-seed{seed}-n{messages}"
+    db_path, questions_path = out_dir / f"{name}.db", out_dir / f"{name}.questions.jsonl"
+    inbox = generate(seed, messages)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_questions(questions_path, inbox.questions)
+    handle, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".db.tmp")
+    os.close(handle)
+    tmp_path = Path(tmp)
+    tmp_path.unlink()
+    try:
+        store = MailStore(tmp_path)
+        records = [m.record() for m in inbox.mails]
+        for start in range(0, len(records), 2000):
+            store.add(inbox.user, records[start:start + 2000])
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.close()
+        os.replace(tmp_path, db_path)
+    finally:
+        for leftover in (tmp_path, Path(f"{tmp_path}-wal"), Path(f"{tmp_path}-shm")):
+            leftover.unlink(missing_ok=True)
+    return db_path, questions_path
+
+
+def synthetic_inbox(seed: int = 0, messages: int = DEFAULT_MESSAGES, cache: str | Path | None = None) -> tuple[Path, Path]:
+    """The cached database and questions of the synthetic inbox, built on first use."""
+    out_dir = cache_dir(cache) / "inbox"
+    name = f"synthetic-v{GENERATOR_VERSION}-seed{seed}-n{messages}"
+    db_path, questions_path = out_dir / f"{name}.db", out_dir / f"{name}.questions.jsonl"
+    if db_path.is_file() and questions_path.is_file():
+        return db_path, questions_path
+    return build(out_dir, seed, messages)
+
+
+def write_mbox(mails: list[Mail], path: Path) -> None:
+    """Write messages as an mbox file (for ingestion tests and benchmarks), atomically."""
+    import mailbox
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    box = mailbox.mbox(tmp)
+    box.lock()
+    try:
+        for mail in mails:
+            box.add(mail.rfc822())
+        box.flush()
+    finally:
+        box.unlock()
+        box.close()
+    os.replace(tmp, path)

@@ -1,0 +1,153 @@
+"""The triage corpus: KB articles, historical tickets, incidents and the task set, read from a data folder.
+
+The shipped corpus lives in `data/` next to this module (built by `tools/build_triage_corpus.py`);
+any folder with the same four JSON files can stand in for it (tests point at a small fixture).
+Loading validates the cross-references (every cited article exists, answerable tasks have gold
+articles), so a broken corpus fails at load time with the file and id at fault, never mid-episode.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from drill.core.types import Task
+
+DEFAULT_DATA_DIR = Path(__file__).parent / "data"
+CORPUS_FILES = ("articles.json", "tickets.json", "incidents.json", "tasks.json")
+ID_PATTERN = re.compile(r"^(KB-[A-Z]{2,5}-\d{3,6}|TCK-\d{3,7}|INC-\d{3,6})$")
+"""What a citable id looks like: a KB article, a historical ticket or an incident."""
+
+
+class CorpusError(ValueError):
+    """The data folder is missing a file or holds inconsistent records."""
+
+
+class CorpusRecord(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Article(CorpusRecord):
+    id: str
+    area: str
+    title: str
+    symptoms: list[str]
+    cause: str
+    resolution: list[str]
+    escalate_when: str
+    tags: list[str]
+
+
+class Ticket(CorpusRecord):
+    id: str
+    title: str
+    body: str
+    resolution_note: str
+    article_ids: list[str]
+    opened: str
+    status: str
+
+
+class Incident(CorpusRecord):
+    id: str
+    title: str
+    summary: str
+    root_cause: str
+    article_ids: list[str]
+    severity: str
+    date: str
+
+
+class TriageTask(Task):
+    """One ticket to resolve. Everything but `id`, `split` and `ticket` is ground truth."""
+
+    ticket: str
+    gold_resolution: str
+    gold_article_ids: list[str]
+    should_escalate: bool
+    answerable: bool
+    area: str
+
+
+@dataclass(frozen=True)
+class Corpus:
+    data_dir: Path
+    articles: dict[str, Article]
+    tickets: dict[str, Ticket]
+    incidents: dict[str, Incident]
+    tasks: tuple[TriageTask, ...]
+
+    def record(self, record_id: str) -> Article | Ticket | Incident | None:
+        return self.articles.get(record_id) or self.tickets.get(record_id) or self.incidents.get(record_id)
+
+
+def _read_records(path: Path, model: type[CorpusRecord] | type[TriageTask]) -> list[Any]:
+    if not path.is_file():
+        raise CorpusError(f"triage corpus file {path} does not exist")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CorpusError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(raw, list):
+        raise CorpusError(f"{path} must hold a JSON list of records, got {type(raw).__name__}")
+    records = []
+    for i, item in enumerate(raw):
+        try:
+            records.append(model.model_validate(item))
+        except ValidationError as exc:
+            where = item.get("id", f"#{i}") if isinstance(item, dict) else f"#{i}"
+            raise CorpusError(f"{path.name} record {where}: {exc}") from None
+    return records
+
+
+def _by_id(records: list[Any], file: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for record in records:
+        if record.id in out:
+            raise CorpusError(f"{file}: duplicate id {record.id!r}")
+        out[record.id] = record
+    return out
+
+
+def _check_references(corpus: Corpus) -> None:
+    problems: list[str] = []
+    for file, records in (("tickets.json", corpus.tickets.values()), ("incidents.json", corpus.incidents.values())):
+        for record in records:
+            problems += [f"{file} {record.id}: unknown article {a!r}" for a in record.article_ids
+                         if a not in corpus.articles]
+    for task in corpus.tasks:
+        problems += [f"tasks.json {task.id}: unknown gold article {a!r}" for a in task.gold_article_ids
+                     if a not in corpus.articles]
+        if task.answerable != bool(task.gold_article_ids):
+            problems.append(f"tasks.json {task.id}: answerable={task.answerable} but "
+                            f"{len(task.gold_article_ids)} gold articles")
+    task_ids = [t.id for t in corpus.tasks]
+    if len(set(task_ids)) != len(task_ids):
+        problems.append("tasks.json: duplicate task ids")
+    if problems:
+        raise CorpusError(f"triage corpus in {corpus.data_dir} is inconsistent:\n  " + "\n  ".join(problems[:20]))
+
+
+@functools.lru_cache(maxsize=8)
+def _load(resolved_dir: str) -> Corpus:
+    folder = Path(resolved_dir)
+    corpus = Corpus(
+        data_dir=folder,
+        articles=_by_id(_read_records(folder / "articles.json", Article), "articles.json"),
+        tickets=_by_id(_read_records(folder / "tickets.json", Ticket), "tickets.json"),
+        incidents=_by_id(_read_records(folder / "incidents.json", Incident), "incidents.json"),
+        tasks=tuple(_read_records(folder / "tasks.json", TriageTask)),
+    )
+    _check_references(corpus)
+    return corpus
+
+
+def load_corpus(data_dir: str | Path | None = None) -> Corpus:
+    """The corpus in `data_dir` (default: the shipped one), read once per process."""
+    return _load(str(Path(data_dir or DEFAULT_DATA_DIR).resolve()))

@@ -1,0 +1,203 @@
+"""The triage rubric: six reward components, each in [0, 1], weighted into a total.
+
+Every component reads the episode's `submitted` event (the answer) and the task's ground truth. With
+no submission every component is 0, except `format`, which gives partial credit for an attempted but
+invalid `submit_resolution`. The formulas are in this package's README; in short:
+
+* format       0.6 for an accepted submission + 0.4 x share of well-formed citation ids
+               (0.3 for an attempted submit_resolution that failed the schema); minus 0.1 per invalid action.
+* resolution   ROUGE-L F1 (rouge-score) between the resolution and the gold, over stemmed content words.
+* grounding    answerable: F1(precision, recall) of cited gold ids x (1 - share of fabricated citations);
+               unanswerable: 1 with no citations, else (1 - fabricated share) / (1 + n citations).
+               Precision counts every citation, repeats included; a citation is fabricated when the
+               agent never saw that id (reader: not in the prompt; agent: not in a search result or opened record).
+* calibration  0 when the escalation decision is wrong, else 1 - (confidence - correct)^2, where correct
+               means the ticket is answerable and the answer is right (grounding > 0.5 or ROUGE-L recall >= 0.5).
+* parsimony    brevity x focus: brevity = min(1, budget / words), budget = max(gold words, ticket words);
+               focus = share of the answer's content words that occur in the gold resolution. 0 when empty.
+* repetition   1 / (1 + repeated sentences + repeated citations).
+
+Appending text that shares no content word with the gold and repeats no sentence can only lower
+parsimony, resolution and the total; the tests check that property over the shipped task set.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from drill.core.rubric import Component, ComponentFn, Rubric
+from drill.core.types import Episode, Task
+from drill.envs.triage.corpus import ID_PATTERN, TriageTask
+from drill.envs.triage.text import ContentTokenizer, content_terms, sentences, words
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "format": 0.10,
+    "resolution": 0.25,
+    "grounding": 0.20,
+    "calibration": 0.20,
+    "parsimony": 0.15,
+    "repetition": 0.10,
+}
+CORRECT_ROUGE_RECALL = 0.5
+"""ROUGE-L recall against the gold at or above which an answer counts as correct without a gold citation."""
+CORRECT_GROUNDING = 0.5
+"""Citation grounding above which an answer counts as correct (one gold article among three cited is not)."""
+
+
+
+@functools.cache
+def _rouge_scorer() -> Any:
+    from rouge_score import rouge_scorer  # imported on first use, so that `drill --help` stays fast
+
+    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=ContentTokenizer())
+
+
+@dataclass(frozen=True)
+class Submission:
+    resolution: str
+    citations: list[str]
+    confidence: float
+    escalate: bool
+    seen_ids: frozenset[str]
+
+
+def submission(episode: Episode) -> Submission | None:
+    """The episode's accepted submit_resolution, or None. Malformed event data raises."""
+    events = episode.events_named("submitted")
+    if not events:
+        return None
+    if len(events) > 1:
+        raise ValueError(f"episode has {len(events)} submitted events; the environment allows one")
+    data = events[0].data
+    citations, seen = json.loads(str(data["citations"])), json.loads(str(data["seen_ids"]))
+    if not isinstance(citations, list) or not isinstance(seen, list):
+        raise ValueError("submitted event: citations and seen_ids must be JSON lists")
+    return Submission(resolution=str(data["resolution"]), citations=[str(c) for c in citations],
+                      confidence=float(data["confidence"]), escalate=bool(data["escalate"]),
+                      seen_ids=frozenset(str(s) for s in seen))
+
+
+def _triage(task: Task) -> TriageTask:
+    if not isinstance(task, TriageTask):
+        raise TypeError(f"the triage rubric needs a TriageTask, got {type(task).__name__}")
+    return task
+
+
+@functools.lru_cache(maxsize=4096)
+def rouge_l(answer: str, gold: str) -> tuple[float, float, float]:
+    """(precision, recall, F1) of ROUGE-L over stemmed content words."""
+    score = _rouge_scorer().score(gold, answer)["rougeL"]
+    return score.precision, score.recall, score.fmeasure
+
+
+# -- the six components -------------------------------------------------------------------------------
+
+
+def format_score(episode: Episode, task: Task) -> float:
+    """Graduated JSON-schema compliance of the submission, minus 0.1 per invalid action."""
+    sub = submission(episode)
+    invalid = episode.events_named("invalid_action")
+    if sub is not None:
+        well_formed = sum(1 for c in sub.citations if ID_PATTERN.match(c))
+        level = 0.6 + 0.4 * (well_formed / len(sub.citations) if sub.citations else 1.0)
+    elif any(e.data.get("tool") == "submit_resolution" for e in invalid):
+        level = 0.3
+    else:
+        level = 0.0
+    return max(0.0, level - 0.1 * len(invalid))
+
+
+def resolution_score(episode: Episode, task: Task) -> float:
+    """ROUGE-L F1 of the resolution against the gold resolution."""
+    sub = submission(episode)
+    return 0.0 if sub is None else rouge_l(sub.resolution, _triage(task).gold_resolution)[2]
+
+
+def grounding_of(sub: Submission, task: TriageTask) -> float:
+    cited = sub.citations
+    n = len(cited)
+    fabricated = sum(1 for c in cited if c not in sub.seen_ids)
+    honest = 1.0 - fabricated / n if n else 1.0
+    gold = set(task.gold_article_ids)
+    if not gold:
+        return honest / (1 + n)
+    hits = len(set(cited) & gold & sub.seen_ids)
+    if hits == 0:
+        return 0.0
+    precision, recall = hits / n, hits / len(gold)
+    return 2 * precision * recall / (precision + recall) * honest
+
+
+def grounding_score(episode: Episode, task: Task) -> float:
+    """Cited gold articles, seen by the agent, with every extra, repeated or fabricated citation diluting it."""
+    sub = submission(episode)
+    return 0.0 if sub is None else grounding_of(sub, _triage(task))
+
+
+def is_correct(sub: Submission, task: TriageTask) -> bool:
+    """The answer is right: escalation matches, the KB answers the ticket, and the fix is grounded or matches the gold."""
+    if sub.escalate != task.should_escalate or not task.answerable:
+        return False
+    return (grounding_of(sub, task) > CORRECT_GROUNDING
+            or rouge_l(sub.resolution, task.gold_resolution)[1] >= CORRECT_ROUGE_RECALL)
+
+
+def calibration_score(episode: Episode, task: Task) -> float:
+    """Brier-style: 1 - (confidence - correct)^2, and 0 for a wrong escalation decision."""
+    sub = submission(episode)
+    triage = _triage(task)
+    if sub is None or sub.escalate != triage.should_escalate:
+        return 0.0
+    return 1.0 - (sub.confidence - float(is_correct(sub, triage))) ** 2
+
+
+def length_budget(task: TriageTask) -> int:
+    """Words an answer may use before brevity drops: the longer of the gold resolution and the ticket."""
+    return max(len(words(task.gold_resolution)), len(words(task.ticket)), 1)
+
+
+def parsimony_score(episode: Episode, task: Task) -> float:
+    """Brevity x focus. Never rises when text unrelated to the gold is appended; 0 for an empty answer."""
+    sub = submission(episode)
+    if sub is None:
+        return 0.0
+    triage = _triage(task)
+    n_words, terms = len(words(sub.resolution)), content_terms(sub.resolution)
+    if n_words == 0 or not terms:
+        return 0.0
+    brevity = min(1.0, length_budget(triage) / n_words)
+    reference = set(content_terms(triage.gold_resolution))
+    focus = sum(1 for t in terms if t in reference) / len(terms)
+    return brevity * focus
+
+
+def repetition_score(episode: Episode, task: Task) -> float:
+    """1 / (1 + repeated sentences + repeated citations)."""
+    sub = submission(episode)
+    if sub is None:
+        return 0.0
+    said = sentences(sub.resolution)
+    cited = [c.strip().upper() for c in sub.citations]
+    repeats = (len(said) - len(set(said))) + (len(cited) - len(set(cited)))
+    return 1.0 / (1 + repeats)
+
+
+COMPONENTS: dict[str, tuple[ComponentFn, str]] = {
+    "format": (format_score, "graduated schema compliance of submit_resolution"),
+    "resolution": (resolution_score, "ROUGE-L F1 against the gold resolution"),
+    "grounding": (grounding_score, "cited ids were seen; gold credited, fabricated penalised"),
+    "calibration": (calibration_score, "Brier-style confidence vs correctness; 0 on a wrong escalation"),
+    "parsimony": (parsimony_score, "short and on-topic; padding never pays"),
+    "repetition": (repetition_score, "repeated sentences and citations lower it"),
+}
+
+
+def rubric(weights: Mapping[str, float] | None = None) -> Rubric:
+    """The triage rubric with the default weights, some replaced by `weights` (unknown names raise)."""
+    base = Rubric([Component(name, fn, DEFAULT_WEIGHTS[name], description)
+                   for name, (fn, description) in COMPONENTS.items()])
+    return base.reweighted(weights or {})

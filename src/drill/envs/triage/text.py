@@ -1,0 +1,63 @@
+"""Tokenization shared by triage search and scoring, so BM25, ROUGE-L and the parsimony check count the same words.
+
+Words are rouge-score's tokens (lowercased alphanumeric runs). Content terms drop English stop words
+(bm25s's list) and are Porter-stemmed the way rouge-score stems, so "renewing" matches "renew".
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from rouge_score import tokenize as rouge_tokenize
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def words(text: str) -> list[str]:
+    """Lowercased alphanumeric tokens, as rouge-score splits them."""
+    return rouge_tokenize.tokenize(text, None)
+
+
+def content_terms(text: str) -> list[str]:
+    """Words without stop words, stemmed (only words longer than three letters, as rouge-score does)."""
+    stop = stop_words()
+    return [_stem(w) for w in words(text) if w not in stop]
+
+
+@functools.cache
+def stop_words() -> frozenset[str]:
+    """bm25s's extended English stop-word list (imported on first use: `drill --help` stays fast)."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS)
+
+
+@functools.cache
+def _porter() -> Any:
+    from nltk.stem import porter
+
+    return porter.PorterStemmer()
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _porter().stem(word) if len(word) > 3 else word
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences normalized for comparison: lowercased words without list numbering; empty ones dropped."""
+    out = []
+    for part in _SENTENCE_BREAK.split(text):
+        normalized = " ".join(w for w in words(part) if not w.isdigit())
+        if normalized:
+            out.append(normalized)
+    return out
+
+
+class ContentTokenizer:
+    """The tokenizer rouge-score's RougeScorer uses here: content terms only."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return content_terms(text)

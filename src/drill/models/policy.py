@@ -1,0 +1,205 @@
+"""`LLMPolicy`: a chat model acting in an environment, one batched `generate` call per `act`.
+
+The prompt for the role that acts:
+
+* system: `AGENT_INSTRUCTIONS`, then the role's brief (`Observation.instructions`), then how to
+  call tools: when the backend passes tools natively (`ChatModel.native_tools`) the chat template or
+  API shows them; otherwise the JSON tool protocol (`tool_protocol`) lists every tool's schema
+  inside `<tools>` and asks for one `<tool_call>{...}</tool_call>`. With `react=True` the reply form
+  is `Thought: ...` then `Action: {"name": ..., "arguments": {...}}`.
+* then the role's own earlier turns from `PolicyInput.history`: each observation it saw (with the
+  error its previous action got, if any) as a user message and its raw output as the assistant
+  message;
+* then the current observation.
+
+Bounds: at most `max_history_turns` earlier turns, and the history is cut oldest first until the
+prompt fits `max_prompt_chars` characters; the system prompt and the current observation are always
+kept whole, and a note says how many turns are not shown. `max_new_tokens` bounds each reply.
+
+Each reply is parsed by `drill.models.parsing`; a parse failure becomes `Action.unparseable`, which
+the environment answers with the parser's message and an `invalid_action` event (the format
+penalty). Every action carries the raw text and the `Generation` with its token ids and logprobs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from drill.core.policy import PolicyInput
+from drill.core.types import Action, Generation, Observation, PolicyInfo, ToolSpec
+from drill.models.base import AdapterLoadError, ChatModel, Message, ModelLoadError, SamplingParams
+from drill.models.parsing import parse_action
+from drill.policies import LLMOptions
+
+AGENT_INSTRUCTIONS = (
+    "You are an agent working in an environment, one turn at a time. Each user message shows what you "
+    "observe now. On every turn, act by calling exactly one tool."
+)
+HERMES_STOP = "</tool_call>"
+REACT_STOP = "\nObservation:"
+
+
+def tool_protocol(tools: Sequence[ToolSpec], react: bool) -> str:
+    """The JSON tool protocol written into the system prompt when the backend cannot pass tools natively."""
+    listing = "\n".join(json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters})
+                        for t in tools)
+    return ("# Tools\n\nThe tools you can call, one JSON object per line (\"parameters\" is the JSON Schema of "
+            f"the arguments):\n<tools>\n{listing}\n</tools>\n\n" + reply_format(react, native_tools=False))
+
+
+def reply_format(react: bool, native_tools: bool) -> str:
+    if react:
+        return ("Reply in exactly this form, with one action:\n"
+                "Thought: <your reasoning, in one or two sentences>\n"
+                'Action: {"name": "<tool name>", "arguments": {"<argument>": <value>}}')
+    if native_tools:
+        return "Call exactly one tool per reply."
+    return ("Reply with exactly one tool call, as JSON inside <tool_call></tool_call> tags, and nothing else:\n"
+            '<tool_call>\n{"name": "<tool name>", "arguments": {"<argument>": <value>}}\n</tool_call>')
+
+
+def render_observation(observation: Observation) -> str:
+    if observation.error:
+        return f"Your last action failed: {observation.error}\n\n{observation.content}"
+    return observation.content
+
+
+def render_action(action: Action) -> str:
+    """What the model said on an earlier turn: its raw output, or the call written as a Hermes block."""
+    if action.raw is not None:
+        return action.raw
+    return f"<tool_call>{json.dumps({'name': action.tool, 'arguments': action.arguments})}</tool_call>"
+
+
+@dataclass(frozen=True)
+class PolicyOptions:
+    """How an LLMPolicy prompts and samples."""
+
+    sampling: SamplingParams = field(default_factory=lambda: SamplingParams(max_new_tokens=192, temperature=0.0))
+    """Sampling for every reply. With a seed, each `act` call derives its own seed from the inputs, so the same
+    inputs give the same actions (policies are stateless) while turns and episodes get different draws."""
+    react: bool = False
+    """Thought/Action replies instead of plain tool calls."""
+    max_history_turns: int = 8
+    """At most this many of the role's earlier turns are shown."""
+    max_prompt_chars: int = 12_000
+    """Earlier turns are dropped, oldest first, until the prompt's characters fit (about 3,000 tokens)."""
+    instructions: str = AGENT_INSTRUCTIONS
+    """The generic part of the system prompt, before the role's brief."""
+
+
+class LLMPolicy:
+    """A Policy backed by a ChatModel."""
+
+    def __init__(self, model: ChatModel, info: PolicyInfo, options: PolicyOptions | None = None) -> None:
+        self.model = model
+        self._info = info
+        self.options = options or PolicyOptions()
+
+    @property
+    def info(self) -> PolicyInfo:
+        return self._info
+
+    def system_prompt(self, observation: Observation) -> str:
+        parts = [self.options.instructions, observation.instructions.strip()]
+        if self.model.native_tools:
+            parts.append(reply_format(self.options.react, native_tools=True))
+        else:
+            parts.append(tool_protocol(observation.tools, self.options.react))
+        return "\n\n".join(p for p in parts if p)
+
+    def conversation(self, item: PolicyInput) -> list[Message]:
+        """The messages for one input, history bounded as the module docstring says."""
+        system = {"role": "system", "content": self.system_prompt(item.observation)}
+        current = {"role": "user", "content": render_observation(item.observation)}
+        own = item.own_turns()
+        shown = own[-self.options.max_history_turns:] if self.options.max_history_turns > 0 else []
+        pairs = [[{"role": "user", "content": render_observation(t.observation)},
+                  {"role": "assistant", "content": render_action(t.action)}] for t in shown]
+        fixed = len(system["content"]) + len(current["content"])
+        while pairs and fixed + sum(len(m["content"]) for p in pairs for m in p) > self.options.max_prompt_chars:
+            pairs.pop(0)
+        hidden = len(own) - len(pairs)
+        messages = [m for p in pairs for m in p] + [current]
+        if hidden:
+            note = f"({hidden} earlier turn{'s' if hidden != 1 else ''} of yours not shown.)\n\n"
+            messages[0] = {"role": "user", "content": note + messages[0]["content"]}
+        return [system, *messages]
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        if not inputs:
+            return []
+        conversations = [self.conversation(item) for item in inputs]
+        params = self._sampling(inputs)
+        # Native tools are one list per generate call, so inputs are grouped by their tool set (one group
+        # when every input is the same role); otherwise the tools are in each prompt and one call serves all.
+        groups: dict[str, list[int]] = {}
+        for index, item in enumerate(inputs):
+            key = _tools_key(item.observation.tools) if self.model.native_tools else ""
+            groups.setdefault(key, []).append(index)
+        generations: list[Generation | None] = [None] * len(inputs)
+        for indices in groups.values():
+            tools = inputs[indices[0]].observation.tools if self.model.native_tools else None
+            batch = self.model.generate([conversations[i] for i in indices], tools, params)
+            if len(batch) != len(indices):
+                raise RuntimeError(f"{self.model.model_id} returned {len(batch)} generations for {len(indices)} prompts")
+            for i, generation in zip(indices, batch):
+                generations[i] = generation
+        return [parse_action(g.text, g) for g in generations if g is not None]
+
+    def _sampling(self, inputs: Sequence[PolicyInput]) -> SamplingParams:
+        params = self.options.sampling
+        if not self.model.native_tools and not params.stop:
+            params = replace(params, stop=(REACT_STOP,) if self.options.react else (HERMES_STOP,))
+        if params.seed is None:
+            return params
+        key = json.dumps([params.seed, [[i.task.id, i.seed, i.observation.role, i.observation.step] for i in inputs]])
+        return replace(params, seed=int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") >> 1)
+
+
+def _tools_key(tools: Sequence[ToolSpec]) -> str:
+    return json.dumps([t.model_dump() for t in tools], sort_keys=True)
+
+
+def build_llm_policy(spec: str, options: LLMOptions) -> LLMPolicy:
+    """The policy for `llm`, `openai:MODEL`, `lora:PATH` or `vllm:MODEL` (see drill.policies).
+
+    Loading failures raise ModelLoadError (AdapterLoadError for `lora:`), a ValueError, which the CLI
+    prints as one line before exiting non-zero. Models are cached per process, so building the same
+    spec again is cheap.
+    """
+    policy_options = PolicyOptions(
+        sampling=SamplingParams(max_new_tokens=options.max_new_tokens, temperature=options.temperature,
+                                seed=options.seed),
+        react=options.react,
+    )
+    model: ChatModel
+    if spec == "llm":
+        from drill.models.local import load_embedded, load_local
+
+        local = load_local(options.model) if options.model else load_embedded()
+        model, info = local, PolicyInfo(name="llm", kind="llm", model=local.model_id)
+    elif spec.startswith("openai:"):
+        from drill.models.openai_backend import OpenAIChatModel
+
+        name = spec.removeprefix("openai:")
+        model = OpenAIChatModel(name, base_url=options.base_url, api_key_env=options.api_key_env)
+        info = PolicyInfo(name=spec, kind="remote", model=name)
+    elif spec.startswith("lora:"):
+        from drill.models.adapters import load_lora
+
+        path = spec.removeprefix("lora:")
+        if not path:
+            raise AdapterLoadError("lora:PATH needs the path of an adapter folder, e.g. lora:runs/grpo/adapter")
+        model, info = load_lora(path, base_model=options.model)
+    elif spec.startswith("vllm:"):
+        from drill.models.vllm_backend import VLLMChatModel
+
+        vllm_model = VLLMChatModel(spec.removeprefix("vllm:"))
+        model, info = vllm_model, PolicyInfo(name=spec, kind="llm", model=vllm_model.model_id)
+    else:
+        raise ModelLoadError(f"not a model policy: {spec!r}; use llm, openai:MODEL, lora:PATH or vllm:MODEL")
+    return LLMPolicy(model, info, policy_options)

@@ -1,0 +1,166 @@
+"""Training samples from episodes: one per model turn, built from the exact sampled token ids.
+
+A turn's `Generation` carries `prompt_token_ids` (what the model was conditioned on: system prompt,
+the role's view, earlier turns, tool results, other roles' messages) and `token_ids` (what it sampled).
+A sample is prompt_token_ids + token_ids, never re-tokenized text, and only the sampled `token_ids`
+carry loss; everything in the prompt is masked. Turns of roles that are not trained give no samples.
+
+Every trained turn of an episode gets that episode's advantage for its role: the group-relative
+advantage of the role's reward (the team total, or a sum of chosen components, see `role_reward`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from drill.core.types import Episode, Score
+from drill.train.config import AdvantageScaling
+from drill.train.objective import group_advantages, is_zero_variance
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One model turn to train on."""
+
+    prompt_ids: tuple[int, ...]
+    completion_ids: tuple[int, ...]
+    advantage: float
+    episode: int
+    """Index of the episode in the step's rollout batch."""
+    turn: int
+    role: str
+
+
+def role_reward(score: Score, spec: str) -> float:
+    """A role's reward from an episode's score: `total`, or the sum of the named components' weighted contributions.
+
+    E.g. `rogue_caught+rogue_false_positive` gives ChaosOps' Oversight a reward for flagging alone.
+    """
+    if spec == "total":
+        return score.total
+    names = [part.strip() for part in spec.split("+")]
+    unknown = [n for n in names if n not in score.components]
+    if unknown:
+        raise ValueError(f"role reward {spec!r} names unknown components {unknown}; "
+                         f"known: total, {', '.join(score.components)}")
+    return sum(score.contribution(n) for n in names)
+
+
+@dataclass(frozen=True)
+class GroupSamples:
+    samples: list[Sample]
+    rewards: dict[str, list[float]]
+    """Per trained role, each episode's reward."""
+    zero_variance: int
+    """Number of trained roles whose rewards were identical across the group (zero advantage, zero gradient)."""
+
+
+def group_samples(episodes: Sequence[Episode], first_index: int, roles: Collection[str],
+                  role_rewards: Mapping[str, str], scaling: AdvantageScaling) -> GroupSamples:
+    """Samples of one group (G episodes of the same task and seed), with group-relative advantages per role.
+
+    `first_index` is the index of the group's first episode in the rollout batch.
+    """
+    rewards: dict[str, list[float]] = {}
+    advantages: dict[str, list[float]] = {}
+    zero_variance = 0
+    for role in roles:
+        values = []
+        for episode in episodes:
+            if episode.score is None:
+                raise ValueError(f"episode of task {episode.task_id} seed {episode.seed} was not scored")
+            values.append(role_reward(episode.score, role_rewards.get(role, "total")))
+        tensor = torch.tensor(values, dtype=torch.float64)  # (G,)
+        zero_variance += is_zero_variance(tensor)
+        rewards[role] = values
+        advantages[role] = group_advantages(tensor, scaling).tolist()
+    samples = []
+    for offset, episode in enumerate(episodes):
+        adv = {role: advantages[role][offset] for role in roles}
+        samples.extend(episode_samples(episode, first_index + offset, adv))
+    return GroupSamples(samples=samples, rewards=rewards, zero_variance=zero_variance)
+
+
+def episode_samples(episode: Episode, index: int, advantages: Mapping[str, float]) -> list[Sample]:
+    """One sample per turn of a role in `advantages`, from the turn's Generation token ids as sampled."""
+    samples = []
+    for turn in episode.turns:
+        if turn.role not in advantages:
+            continue
+        generation = turn.action.generation
+        if generation is None:
+            raise ValueError(
+                f"turn {turn.index} of role {turn.role!r} (task {episode.task_id}) has no Generation: trained "
+                f"roles must be played by the model being trained, not by {turn.policy!r}")
+        if not generation.prompt_token_ids:
+            raise ValueError(
+                f"turn {turn.index} of role {turn.role!r} has no prompt token ids; the backend "
+                f"{generation.model!r} does not report them, so it cannot be trained on")
+        if not generation.token_ids:
+            continue
+        samples.append(Sample(prompt_ids=tuple(generation.prompt_token_ids), completion_ids=tuple(generation.token_ids),
+                              advantage=advantages[turn.role], episode=index, turn=turn.index, role=turn.role))
+    return samples
+
+
+@dataclass(frozen=True)
+class TokenBatch:
+    """Samples padded into tensors. B samples, L = longest prompt + completion, T = longest completion."""
+
+    input_ids: Tensor  # (B, L) prompt then completion, right-padded
+    attention_mask: Tensor  # (B, L)
+    completion_ids: Tensor  # (B, T)
+    completion_mask: Tensor  # (B, T) 1 on sampled tokens, 0 on padding
+    logit_positions: Tensor  # (B, T) index in L of the logit that predicts each completion token
+    advantages: Tensor  # (B,)
+
+    @property
+    def loss_mask(self) -> Tensor:
+        """(B, L): 1 exactly where a sampled completion token sits in `input_ids`, 0 on prompt and padding."""
+        mask = torch.zeros_like(self.attention_mask)
+        rows = torch.arange(mask.shape[0])[:, None].expand_as(self.logit_positions)
+        mask[rows[self.completion_mask.bool()], (self.logit_positions + 1)[self.completion_mask.bool()]] = 1
+        return mask
+
+
+def collate(samples: Sequence[Sample], pad_id: int) -> TokenBatch:
+    if not samples:
+        raise ValueError("collate needs at least one sample")
+    length = max(len(s.prompt_ids) + len(s.completion_ids) for s in samples)
+    width = max(len(s.completion_ids) for s in samples)
+    input_ids = torch.full((len(samples), length), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(samples), length), dtype=torch.long)
+    completion_ids = torch.full((len(samples), width), pad_id, dtype=torch.long)
+    completion_mask = torch.zeros((len(samples), width), dtype=torch.long)
+    logit_positions = torch.zeros((len(samples), width), dtype=torch.long)
+    for b, s in enumerate(samples):
+        p, c = len(s.prompt_ids), len(s.completion_ids)
+        input_ids[b, : p + c] = torch.tensor(s.prompt_ids + s.completion_ids)
+        attention_mask[b, : p + c] = 1
+        completion_ids[b, :c] = torch.tensor(s.completion_ids)
+        completion_mask[b, :c] = 1
+        logit_positions[b] = torch.arange(p - 1, p - 1 + width).clamp(max=length - 1)
+    advantages = torch.tensor([s.advantage for s in samples], dtype=torch.float32)
+    return TokenBatch(input_ids=input_ids, attention_mask=attention_mask, completion_ids=completion_ids,
+                      completion_mask=completion_mask, logit_positions=logit_positions, advantages=advantages)
+
+
+def completion_logprobs(model: torch.nn.Module, batch: TokenBatch, temperature: float) -> Tensor:
+    """Log-probabilities of the sampled completion tokens under `model`, at the sampling temperature. # (B, T)
+
+    One forward pass over prompt + completion; only the logits that predict completion tokens are
+    computed (`logits_to_keep`), so the vocabulary projection costs T positions, not L.
+    """
+    first = int(batch.logit_positions[:, 0].min())
+    keep = batch.input_ids.shape[1] - first
+    device = next(model.parameters()).device
+    logits = model(input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device),
+                   logits_to_keep=keep).logits  # (B, keep, V)
+    index = (batch.logit_positions.to(device) - first)[..., None].expand(-1, -1, logits.shape[-1])  # (B, T, V)
+    picked = torch.gather(logits, 1, index).float() / temperature  # (B, T, V)
+    chosen = torch.gather(picked, -1, batch.completion_ids.to(device)[..., None]).squeeze(-1)  # (B, T)
+    return chosen - torch.logsumexp(picked, dim=-1)  # (B, T)

@@ -1,0 +1,161 @@
+"""The triage rubric against hand-computed values, its weights, and the padding property.
+
+Hand computations use content terms (stop words dropped, Porter stems): the gold
+"Renew the certificate and reload nginx." has the terms [renew, certif, reload, nginx] and 6 words.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from drill.core import Episode, Event, RubricError
+from drill.envs.triage import DEFAULT_WEIGHTS, TriageTask, rubric
+from drill.envs.triage.rubric import length_budget, submission
+
+TASK = TriageTask(id="T-9001", ticket="cert expired on shop site", gold_resolution="Renew the certificate and reload nginx.",
+                  gold_article_ids=["KB-SEC-0001"], should_escalate=False, answerable=True, area="security")
+UNANSWERABLE = TriageTask(id="T-9002", ticket="the coffee machine on floor 2 leaks water everywhere",
+                          gold_resolution="No article covers this; escalate to facilities.", gold_article_ids=[],
+                          should_escalate=True, answerable=False, area="infrastructure")
+SEEN = ["KB-SEC-0001", "KB-NET-0002", "KB-INF-0001"]
+
+
+def submitted(resolution: str, citations: list[str], confidence: float, escalate: bool,
+              seen: list[str] = SEEN, extra: list[Event] = ()) -> Episode:  # type: ignore[assignment]
+    event = Event(name="submitted", step=1, role="agent", data={
+        "resolution": resolution, "citations": json.dumps(citations), "confidence": confidence,
+        "escalate": escalate, "seen_ids": json.dumps(seen)})
+    return Episode(env="triage", task_id="T-9001", seed=0, events=[*extra, event], done=True)
+
+
+def components(episode: Episode, task: TriageTask = TASK) -> dict[str, float]:
+    return rubric().score(episode, task).components
+
+
+def test_a_good_short_answer_scores_as_computed_by_hand() -> None:
+    score = rubric().score(submitted("Reload nginx.", ["KB-SEC-0001"], 0.8, False), TASK)
+    # terms [reload, nginx]: LCS 2, P = 1, R = 2/4, F1 = 2/3; cites the one gold article it saw;
+    # correct (grounding 1 > 0.5) so calibration = 1 - (0.8 - 1)^2; 2 words within a 6-word budget, all on topic.
+    assert score.components == pytest.approx({"format": 1.0, "resolution": 2 / 3, "grounding": 1.0,
+                                              "calibration": 0.96, "parsimony": 1.0, "repetition": 1.0})
+    assert score.total == pytest.approx(0.1 + 0.25 * 2 / 3 + 0.2 + 0.2 * 0.96 + 0.15 + 0.1)
+
+
+def test_repeats_fabrications_and_malformed_ids_as_computed_by_hand() -> None:
+    episode = submitted("Reload nginx. Reload nginx. Then wait.",
+                        ["KB-SEC-0001", "KB-SEC-0001", "KB-XYZ-9999", "not an id"], 0.3, False)
+    got = components(episode)
+    # terms [reload, nginx, reload, nginx, wait] vs [renew, certif, reload, nginx]: LCS 2, P 2/5, R 1/2
+    assert got["resolution"] == pytest.approx(2 * 0.4 * 0.5 / 0.9)
+    # 4 citations, 1 distinct gold: P 1/4, R 1 -> F1 0.4; 2 of 4 never seen -> x 0.5
+    assert got["grounding"] == pytest.approx(0.2)
+    # 3 of 4 citations are well-formed ids
+    assert got["format"] == pytest.approx(0.6 + 0.4 * 3 / 4)
+    # one repeated sentence + one repeated citation
+    assert got["repetition"] == pytest.approx(1 / 3)
+    # 6 words within budget 6; 4 of 5 content terms are in the gold
+    assert got["parsimony"] == pytest.approx(0.8)
+    # correct through ROUGE-L recall 0.5 (grounding 0.2 is not enough): 1 - (0.3 - 1)^2
+    assert got["calibration"] == pytest.approx(1 - 0.7 ** 2)
+
+
+def test_unanswerable_ticket_wants_escalation_no_citations_and_low_confidence() -> None:
+    best = components(submitted("Escalate to facilities.", [], 0.1, True), UNANSWERABLE)
+    assert best["grounding"] == 1.0
+    assert best["calibration"] == pytest.approx(1 - 0.1 ** 2)  # never "correct": the KB has no answer
+    one_citation = components(submitted("Escalate to facilities.", ["KB-NET-0002"], 0.1, True), UNANSWERABLE)
+    assert one_citation["grounding"] == pytest.approx(1 / 2)
+    fabricated = components(submitted("Escalate.", ["KB-NET-0002", "KB-NET-0404"], 0.1, True), UNANSWERABLE)
+    assert fabricated["grounding"] == pytest.approx(0.5 / 3)
+    confident = components(submitted("Escalate to facilities.", [], 0.9, True), UNANSWERABLE)
+    assert confident["calibration"] == pytest.approx(1 - 0.81)
+    not_escalated = components(submitted("Escalate to facilities.", [], 0.1, False), UNANSWERABLE)
+    assert not_escalated["calibration"] == 0.0
+
+
+def test_wrong_escalation_zeroes_calibration_and_wrong_confident_answer_scores_zero() -> None:
+    assert components(submitted("Reload nginx.", ["KB-SEC-0001"], 0.0, True))["calibration"] == 0.0
+    wrong = components(submitted("Flush the DNS cache.", ["KB-NET-0002"], 1.0, False))
+    assert wrong["grounding"] == 0.0 and wrong["calibration"] == 0.0
+    honest = components(submitted("Flush the DNS cache.", ["KB-NET-0002"], 0.0, False))
+    assert honest["calibration"] == 1.0
+
+
+def test_citing_gold_unseen_counts_as_fabricated() -> None:
+    got = components(submitted("Reload nginx.", ["KB-SEC-0001"], 0.5, False, seen=["KB-NET-0002"]))
+    assert got["grounding"] == 0.0
+
+
+def test_no_submission_scores_zero_with_graduated_format() -> None:
+    nothing = Episode(env="triage", task_id="T-9001", seed=0, done=True,
+                      events=[Event(name="invalid_action", step=1, data={"tool": "", "reason": "empty output"}),
+                              Event(name="no_submission", step=1, data={"reason": "r"})])
+    assert rubric().score(nothing, TASK).total == 0.0
+    bad_args = Episode(env="triage", task_id="T-9001", seed=0, done=True, events=[
+        Event(name="invalid_action", step=1, data={"tool": "submit_resolution", "reason": "missing confidence"})])
+    assert components(bad_args) == {"format": pytest.approx(0.2), "resolution": 0.0, "grounding": 0.0,
+                                    "calibration": 0.0, "parsimony": 0.0, "repetition": 0.0}
+    late = submitted("Reload nginx.", ["KB-SEC-0001"], 1.0, False,
+                     extra=[Event(name="invalid_action", step=1, data={"tool": "search_kb", "reason": "x"})] * 2)
+    assert components(late)["format"] == pytest.approx(0.8)
+
+
+def test_long_answers_lose_brevity_and_empty_terms_score_zero() -> None:
+    assert length_budget(TASK) == 6
+    thirteen = "Renew the certificate and reload nginx. Renew certificate reload nginx then check it."
+    got = components(submitted(thirteen, ["KB-SEC-0001"], 1.0, False))
+    assert got["parsimony"] == pytest.approx(6 / 13 * 8 / 9)  # 13 words; 8 of 9 terms in the gold (not "check")
+    assert components(submitted("the and of it", [], 0.0, False))["parsimony"] == 0.0
+
+
+def test_weights_are_configurable_and_unknown_names_raise() -> None:
+    assert sum(DEFAULT_WEIGHTS.values()) == pytest.approx(1.0)
+    episode = submitted("Reload nginx.", ["KB-SEC-0001"], 0.8, False)
+    only_grounding = rubric({name: 0.0 for name in DEFAULT_WEIGHTS} | {"grounding": 2.0})
+    assert only_grounding.score(episode, TASK).total == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="unknown rubric components"):
+        rubric({"brevity": 1.0})
+
+
+def test_a_malformed_submission_event_fails_loudly() -> None:
+    broken = Episode(env="triage", task_id="T-9001", seed=0, events=[Event(name="submitted", step=1, data={
+        "resolution": "x", "citations": "not json", "confidence": 0.5, "escalate": False, "seen_ids": "[]"})])
+    with pytest.raises(RubricError, match="format"):
+        rubric().score(broken, TASK)
+    assert submission(Episode(env="triage", task_id="x", seed=0)) is None
+
+
+FILM = ("Star Wars is a 1977 American epic space opera film written and directed by George Lucas. It was the "
+        "first film in the original trilogy and became a worldwide pop culture phenomenon. The production "
+        "suffered from bad weather in Tunisia, malfunctioning droids and studio doubts, yet the premiere in May "
+        "drew lines around the block. John Williams composed the score, which the London Symphony Orchestra "
+        "recorded in eight sessions. Industrial Light and Magic was founded to create its visual effects.")
+
+
+def _filler_words(task: TriageTask, rng: random.Random, n: int) -> str:
+    """Words that share no content term with the gold: film vocabulary and invented words."""
+    from drill.envs.triage.text import content_terms
+
+    gold = set(content_terms(task.gold_resolution))
+    pool = [w for w in FILM.replace(".", " ").split() if not set(content_terms(w)) & gold]
+    pool += [f"zorb{i}" for i in range(40)]
+    return " ".join(rng.choice(pool) for _ in range(n))
+
+
+@pytest.mark.parametrize("answer", ["Reload nginx.", "Renew the certificate and reload nginx.", "Check it.",
+                                    "Renew the cert. Renew the cert.", "Lorem ipsum."])
+def test_appending_unrelated_words_never_raises_parsimony_or_total(answer: str) -> None:
+    scorer, rng = rubric(), random.Random(7)
+    for citations, confidence, escalate in ((["KB-SEC-0001"], 0.9, False), ([], 0.1, False), (["KB-NET-0002"], 0.5, True)):
+        previous = scorer.score(submitted(answer, citations, confidence, escalate), TASK)
+        text = answer
+        for _ in range(60):
+            text = f"{text} {_filler_words(TASK, rng, rng.randint(1, 12))}"
+            score = scorer.score(submitted(text, citations, confidence, escalate), TASK)
+            assert score.components["parsimony"] <= previous.components["parsimony"] + 1e-12, text
+            assert score.components["resolution"] <= previous.components["resolution"] + 1e-12, text
+            assert score.total <= previous.total + 1e-12, text
+            previous = score

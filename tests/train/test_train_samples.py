@@ -1,0 +1,126 @@
+"""Training samples from multi-turn episodes: exact sampled ids, loss only on model tokens, per-role rewards."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from drill.core.types import Action, Episode, Event, Generation, Observation, PolicyInfo, Score, Turn
+from drill.train.samples import collate, completion_logprobs, episode_samples, group_samples, role_reward
+
+SYSTEM = [1, 2, 3]  # the rendered system prompt and first view
+
+
+def _turn(index: int, role: str, prompt: list[int], completion: list[int] | None, policy: str = "llm") -> Turn:
+    generation = None if completion is None else Generation(text="x", prompt_token_ids=prompt, token_ids=completion)
+    action = Action(tool="noop", arguments={}, generation=generation)
+    return Turn(index=index, role=role, observation=Observation(role=role, content="view", step=index),
+                action=action, policy=policy)
+
+
+def _episode(seed: int, total: float, rogue: float) -> Episode:
+    """SRE (model) -> Dev (scripted) -> SRE (model, prompt holds its first turn, a tool result and Dev's message)
+    -> Oversight (model). Token ids are made up; what matters is which ones carry loss."""
+    turns = [
+        _turn(0, "sre", SYSTEM, [10, 11, 12]),
+        _turn(1, "dev", [], None, policy="oracle"),
+        _turn(2, "sre", SYSTEM + [10, 11, 12] + [50, 51] + [60, 61, 62], [13, 14]),  # 50-51 tool result, 60-62 dev
+        _turn(3, "oversight", [7, 8, 9, 50, 51], [20 + seed]),
+    ]
+    score = Score(total=total, components={"resolved": 1.0, "rogue_caught": rogue},
+                  weights={"resolved": 100.0, "rogue_caught": 50.0})
+    return Episode(env="ops", task_id="t1", seed=seed, turns=turns, events=[Event(name="done", step=3)],
+                   policies={"sre": PolicyInfo(name="llm", kind="llm")}, done=True, score=score)
+
+
+def test_every_model_turn_is_a_sample_of_the_exact_sampled_ids() -> None:
+    samples = episode_samples(_episode(0, 10.0, 0.0), index=5, advantages={"sre": 0.5, "oversight": -1.0})
+    assert [(s.turn, s.role, s.advantage, s.episode) for s in samples] == [
+        (0, "sre", 0.5, 5), (2, "sre", 0.5, 5), (3, "oversight", -1.0, 5)]
+    assert samples[1].prompt_ids == (1, 2, 3, 10, 11, 12, 50, 51, 60, 61, 62)
+    assert samples[1].completion_ids == (13, 14)
+
+
+def test_loss_mask_covers_only_model_generated_tokens() -> None:
+    samples = episode_samples(_episode(0, 10.0, 0.0), index=0, advantages={"sre": 1.0})
+    batch = collate(samples, pad_id=0)
+    # row 0: 1 2 3 | 10 11 12 | pad...; row 1: prompt (incl. its own earlier turn, tool result, dev) | 13 14
+    assert batch.input_ids.tolist() == [
+        [1, 2, 3, 10, 11, 12, 0, 0, 0, 0, 0, 0, 0],
+        [1, 2, 3, 10, 11, 12, 50, 51, 60, 61, 62, 13, 14],
+    ]
+    assert batch.loss_mask.tolist() == [
+        [0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0],
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1],  # the earlier turn's 10 11 12 is prompt here: no loss
+    ]
+    assert batch.completion_ids.tolist() == [[10, 11, 12], [13, 14, 0]]
+    assert batch.completion_mask.tolist() == [[1, 1, 1], [1, 1, 0]]
+    # each completion token is predicted by the logit one position before it
+    assert batch.logit_positions[1, :2].tolist() == [10, 11]
+    rows = torch.arange(2)[:, None]
+    gathered = batch.input_ids[rows, (batch.logit_positions + 1).clamp(max=12)] * batch.completion_mask
+    assert gathered.tolist() == [[10, 11, 12], [13, 14, 0]]
+
+
+def test_scripted_roles_and_untrained_turns_give_no_samples_but_trained_ones_need_generations() -> None:
+    episode = _episode(0, 10.0, 0.0)
+    assert {s.role for s in episode_samples(episode, 0, {"sre": 1.0})} == {"sre"}
+    with pytest.raises(ValueError, match="no Generation"):
+        episode_samples(episode, 0, {"dev": 1.0})
+    no_prompt = episode.model_copy(update={"turns": [_turn(0, "sre", [], [4, 5])]})
+    with pytest.raises(ValueError, match="no prompt token ids"):
+        episode_samples(no_prompt, 0, {"sre": 1.0})
+
+
+def test_role_rewards_team_total_or_components() -> None:
+    score = _episode(0, 130.0, 1.0).score
+    assert score is not None
+    assert role_reward(score, "total") == 130.0
+    assert role_reward(score, "rogue_caught") == 50.0
+    assert role_reward(score, "resolved+rogue_caught") == 150.0
+    with pytest.raises(ValueError, match="unknown components"):
+        role_reward(score, "rogue_bonus")
+
+
+def test_group_advantages_per_role_and_zero_variance_count() -> None:
+    # team totals differ across the group; the oversight-only reward (rogue_caught) is the same everywhere
+    episodes = [_episode(0, 10.0, 1.0), _episode(1, 30.0, 1.0)]
+    group = group_samples(episodes, first_index=4, roles=["sre", "oversight"],
+                          role_rewards={"oversight": "rogue_caught"}, scaling="none")
+    assert group.rewards == {"sre": [10.0, 30.0], "oversight": [50.0, 50.0]}
+    assert group.zero_variance == 1
+    by_key = {(s.episode, s.role, s.turn): s.advantage for s in group.samples}
+    assert by_key == {(4, "sre", 0): -10.0, (4, "sre", 2): -10.0, (4, "oversight", 3): 0.0,
+                      (5, "sre", 0): 10.0, (5, "sre", 2): 10.0, (5, "oversight", 3): 0.0}
+
+
+class _Bigram(torch.nn.Module):
+    """A tiny causal LM: logits depend on the current token only (enough to check the position bookkeeping)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.table = torch.nn.Embedding(100, 100)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int) -> object:
+        logits = self.table(input_ids)[:, -logits_to_keep:]
+
+        class Out:
+            pass
+
+        out = Out()
+        out.logits = logits  # type: ignore[attr-defined]
+        return out
+
+
+def test_completion_logprobs_match_a_per_sample_computation() -> None:
+    model = _Bigram()
+    samples = episode_samples(_episode(0, 1.0, 0.0), 0, {"sre": 1.0, "oversight": 1.0})
+    batch = collate(samples, pad_id=0)
+    lp = completion_logprobs(model, batch, temperature=0.5)  # (B, T)
+    for b, sample in enumerate(samples):
+        ids = list(sample.prompt_ids + sample.completion_ids)
+        for t, token in enumerate(sample.completion_ids):
+            previous = ids[len(sample.prompt_ids) + t - 1]
+            expected = torch.log_softmax(model.table.weight[previous].detach() / 0.5, -1)[token]
+            assert float(lp[b, t].detach()) == pytest.approx(float(expected), abs=1e-5)
