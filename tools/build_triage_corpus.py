@@ -192,7 +192,7 @@ A(N, "SERVFAIL caused by DNSSEC validation failure (expired RRSIG / broken DS)",
    "all our services calling {h} fail with SERVFAIL since this morning. probably their site is down?"],
   "This is a DNSSEC validation failure: `dig {h}` returns SERVFAIL while `dig +cd {h}` answers, and `delv` shows the expired signature or DS mismatch. If the zone is ours re-sign it or fix the DS at the registrar; if it is a third party's, add a temporary negative trust anchor on the resolvers (`rndc nta -lifetime 1d {h}` / `unbound-control insecure_add`) and notify the owner.",
   ("SEV2", "DNSSEC validation failures for {h}", "Outbound calls to a payment partner failed for 55 minutes; 1,900 card payments were queued and retried later."),
-  ("our own public zone {h} is returning SERVFAIL for customers using Google DNS, delv says DS doesn't match. we rotated keys yesterday",
+  ("our own public zone example.com is returning SERVFAIL for customers using Google DNS, delv says DS doesn't match. we rotated keys yesterday",
    "The DS at the registrar no longer matches the new KSK after yesterday's rollover, which breaks validation for customers on validating resolvers. Because it is our public zone and requires a registrar DS change, escalate to Network Engineering on-call (DNS owners) immediately to publish the correct DS or roll back the KSK."))
 
 A(N, "Clients still resolve old IP after DNS record change (TTL caching)",
@@ -732,7 +732,7 @@ A(S, "Public TLS certificate expired",
    "monitoring: curl to https://{h} fails 'certificate has expired'"],
   "Confirm with `openssl s_client -connect {h}:443 -servername {h} | openssl x509 -noout -dates` that the served certificate is past notAfter. Renew it (`certbot renew --cert-name {h}` or reissue in the CA/ACM), deploy and reload it on every termination point (nginx reload, LB listener, Kubernetes TLS secret), re-check each endpoint IP and add the name to expiry monitoring.",
   ("SEV2", "Expired TLS certificate on {h}", "Customers saw certificate warnings for 47 minutes; conversion dropped by 60% during the window."),
-  ("the certificate on our payment page {h} expired an hour ago, customers can't pay. it's a DigiCert OV cert, not letsencrypt",
+  ("the certificate on our payment page checkout.example.com expired an hour ago, customers can't pay. it's a DigiCert OV cert, not letsencrypt",
    "An expired certificate on a customer-facing payment domain is an incident, and an OV certificate from a commercial CA needs an organisation-validated reissue. Escalate to Security Operations / the PKI owner to declare an incident and expedite the DigiCert reissue, then deploy it to every endpoint and verify with openssl s_client."))
 
 A(S, "certbot renewal fails (HTTP-01 challenge)",
@@ -923,7 +923,7 @@ A(S, "Expired password blocks access (password reset)",
    "pls reset password for {h}, it expired while on leave"],
   "Send {h} to self-service password reset (which verifies MFA); if that is not possible, verify identity out of band and reset with `Set-ADAccountPassword -Reset` plus `-ChangePasswordAtLogon $true` (or `chage`/`passwd` for Linux accounts). Remind the user to update the password on all devices to avoid lockouts.",
   ("SEV4", "Expired password blocked remote access for {h}", "A remote user was unable to work for a day because the password expired while on leave."),
-  ("password for {h} expired, please reset it. it's the account the ERP integration uses to connect to SQL",
+  ("password for svc-erp-sql expired, please reset it. it's the account the ERP integration uses to connect to SQL",
    "Service accounts used by applications cannot simply be reset: the ERP integration would break as soon as the password changes. Escalate to the application owner and Identity & Access Management to coordinate a rotation (ideally move it to a managed service account or vault) rather than resetting it blindly."))
 
 A(S, "SAML SSO fails after IdP signing certificate rotation",
@@ -1056,7 +1056,7 @@ A(S, "Suspicious inbox rule forwarding mail externally",
    "I noticed a rule in my outlook called '..' that I never made, my emails disappear"],
   "Hidden rules or mailbox forwarding on {h} indicate an attacker; list them with `Get-InboxRule -IncludeHidden`, remove them and clear `ForwardingSmtpAddress`, then revoke sessions and reset the password. Use message trace to see what was forwarded and make sure external auto-forwarding is disabled by policy.",
   ("SEV2", "Malicious forwarding rule on {h}", "Mail was forwarded to an external Gmail address for 9 days before detection."),
-  ("found a rule in {h} (HR director) forwarding everything to a gmail address since 2 weeks. it included salary files",
+  ("found a rule in the HR director's mailbox forwarding everything to a gmail address since 2 weeks. it included salary files",
    "Regulated HR data (salaries) forwarded externally for two weeks is a potential personal-data breach with notification duties. Remove the rule and contain the account, then escalate to Security Operations and the Privacy/DPO team for breach assessment."))
 
 A(S, "AWS access key leaked publicly (e.g. pushed to GitHub)",
@@ -2009,11 +2009,11 @@ A(I, "Filesystem full: 'No space left on device'",
   "disk df du no-space logrotate linux infrastructure",
   ["web-07", "jenkins-01", "etl-worker-02", "log-relay-01"],
   ["{h} is out of disk, apps crash with No space left on device. can you delete stuff?",
-   "jenkins builds failing on {h}: [Errno 28] No space left on device",
+   "CI builds failing on {h}: [Errno 28] No space left on device",
    "disk alert for {h} /var 97%"],
   "Confirm with `df -hT` (and `df -i`) which filesystem on {h} is full, then find the largest directories with `du -xh --max-depth=2 <mount> | sort -h`. Free space safely (journalctl --vacuum-size, package cache clean, docker prune, old rotated logs), fix log rotation for the offending application, and extend the volume if it is legitimate growth.",
   ("SEV3", "Disk full on {h}", "The host stopped writing logs and the application crashed; 45 minutes of partial outage."),
-  ("/var/lib/postgresql on {h} is at 100%, postgres is down. which files can I delete to get it back?",
+  ("/var/lib/postgresql on db-reporting-01 is at 100%, postgres is down. which files can I delete to get it back?",
    "The full filesystem holds PostgreSQL data files, which must never be deleted by hand (removing WAL or data files corrupts the database). Escalate to the DBA on-call to free space safely (e.g. inactive replication slots, extending the volume)."))
 
 A(I, "Disk full but du shows much less: deleted files still held open",
@@ -2554,7 +2554,7 @@ A(I, "NFS mount hangs: 'server not responding, still trying'",
    "our servers freeze when accessing the shared drive on {h}"],
   "Clients are blocked on a hard NFS mount because {h} is unreachable or overloaded; check `nc -vz {h} 2049`, `rpcinfo -p {h}` and `showmount -e`, and the server's health. Processes resume once the server responds; if it is gone use `umount -f -l` to release clients, and review mount options (hard with timeo/retrans, _netdev).",
   ("SEV2", "NFS server {h} not responding", "20 application servers hung for 25 minutes while the NAS was overloaded."),
-  ("nas {h} not responding for all 40 clients and the NAS web UI shows a failed controller",
+  ("{h} not responding for all 40 clients and the NAS web UI shows a failed controller",
    "A failed NAS controller is a storage hardware failure affecting every client, and nothing on the clients will fix it. Escalate to the SRE/Infrastructure on-call and the storage vendor support for the controller failover/replacement."))
 
 A(I, "Clock drift / NTP not synchronised",
@@ -2627,7 +2627,7 @@ A(I, "Redis: 'OOM command not allowed when used memory > maxmemory'",
    "redis {h} full? writes fail"],
   "{h} has reached maxmemory under the noeviction policy; check `INFO memory` and `INFO keyspace`. For a pure cache set `maxmemory-policy allkeys-lru` (persist it in redis.conf), find big keys and ensure TTLs are set, or raise maxmemory with headroom — but never enable eviction when Redis stores queues or sessions.",
   ("SEV3", "Redis {h} rejecting writes", "Cache writes failed for 30 minutes, increasing database load by 3x."),
-  ("{h} (our session store, not a cache) is at maxmemory with noeviction, logins failing, and the VM has no more RAM",
+  ("sessions-redis (our session store, not a cache) is at maxmemory with noeviction, logins failing, and the VM has no more RAM",
    "Because the Redis instance stores sessions, enabling eviction would log users out or lose data, and memory cannot be increased on this VM. Escalate to the SRE/Infrastructure on-call to scale the instance or shard sessions."))
 
 A(I, "Elasticsearch indices read-only: flood-stage disk watermark",
@@ -2874,7 +2874,11 @@ def _terminate(text: str) -> str:
 
 def wrap(voice: str, body: str, person) -> str:
     name, dept = person
-    rest = voice.split("{body}", 1)[1]
+    before, rest = voice.split("{body}", 1)
+    if before and before[-1] == " " and before.rstrip()[-1:] not in ".!?:":
+        first = body.split(" ", 1)[0]
+        if first[:1].isupper() and first[1:].islower():  # "Could" -> "could", keep "VPN"
+            body = body[0].lower() + body[1:]
     if re.match(r"\s+[A-Z(]", rest):  # the voice continues with a new sentence
         body = _terminate(body)
     return (voice.replace("{body}", body).replace("{name}", name)
@@ -2890,16 +2894,8 @@ def subject_from(ask: str) -> str:
     return first[0].upper() + first[1:]
 
 
-_DETERMINERS = {"the", "a", "an", "all", "one", "every", "some", "someone", "two", "both",
-                "with", "legacy", "phase", "spot", "bgp", "nginx", "s3", "objects", "oauth"}
-
-
 def root_cause_for(art: dict, host: str) -> str:
-    cause = art["cause"]
-    first = cause.split(" ", 1)[0]
-    if first.lower() in {"the", "a", "an", "all", "one", "every", "some", "someone", "two", "both"}:
-        return f"On {host}, {first.lower()}{cause[len(first):]}"
-    return f"{cause} Affected: {host}."
+    return f"{host}: {art['cause']}"
 
 
 _STOP_TAGS = {"network", "security", "cloud", "infrastructure", "linux", "aws", "kubernetes"}
@@ -2999,13 +2995,41 @@ _FOLLOWUP = [
 ]
 
 
+# Which resource each incident happened on (index into the article's hosts, or
+# a literal name); default is hosts[2].
+INC_HOST = {
+    "KB-NET-0002": 1, "KB-NET-0003": 1, "KB-NET-0006": 1, "KB-NET-0012": "vpn-gw-01",
+    "KB-NET-0014": 1, "KB-NET-0016": 0, "KB-NET-0019": 0, "KB-NET-0022": 0, "KB-NET-0025": 0,
+    "KB-NET-0026": 0, "KB-NET-0029": 0, "KB-NET-0030": 0, "KB-NET-0033": 1,
+    "KB-SEC-0001": 0, "KB-SEC-0003": 1, "KB-SEC-0004": 0, "KB-SEC-0005": 0, "KB-SEC-0007": 0,
+    "KB-SEC-0008": "okta-prod", "KB-SEC-0010": 1, "KB-SEC-0011": 1, "KB-SEC-0013": 0,
+    "KB-SEC-0014": 1, "KB-SEC-0015": "entra-conditional-access", "KB-SEC-0016": 0,
+    "KB-SEC-0021": 0, "KB-SEC-0022": 0, "KB-SEC-0023": 0, "KB-SEC-0024": 0, "KB-SEC-0025": 0,
+    "KB-SEC-0026": 0, "KB-SEC-0029": 0, "KB-SEC-0031": 0, "KB-SEC-0033": 1,
+    "KB-CLD-0001": 0, "KB-CLD-0004": 0, "KB-CLD-0005": 1, "KB-CLD-0006": 1, "KB-CLD-0008": 0,
+    "KB-CLD-0009": 0, "KB-CLD-0015": 0, "KB-CLD-0017": 0, "KB-CLD-0018": 0, "KB-CLD-0019": 0,
+    "KB-CLD-0020": 0, "KB-CLD-0021": 1, "KB-CLD-0022": 0, "KB-CLD-0023": 0, "KB-CLD-0024": 0,
+    "KB-CLD-0026": 0, "KB-CLD-0027": 1, "KB-CLD-0028": 0, "KB-CLD-0029": 0, "KB-CLD-0032": 0,
+    "KB-CLD-0034": 0, "KB-CLD-0035": 1, "KB-CLD-0036": 0,
+    "KB-INF-0003": 0, "KB-INF-0004": 1, "KB-INF-0010": 0, "KB-INF-0013": 0, "KB-INF-0014": 0,
+    "KB-INF-0018": 1, "KB-INF-0022": 0, "KB-INF-0033": 1, "KB-INF-0034": 0, "KB-INF-0035": 0,
+}
+
+
+def incident_host(a: dict) -> str:
+    choice = INC_HOST.get(a["id"], 2)
+    if isinstance(choice, str):
+        return choice
+    return a["_hosts"][choice % len(a["_hosts"])]
+
+
 def build_incidents(arts: list[dict]) -> list[dict]:
     rng = random.Random(SEED + 2)
     rel = {a["id"]: related_article(a, arts) for a in arts}
     drafts = []
     for a in arts:
         sev, title, impact = a["_imp"]
-        host = a["_hosts"][2 % len(a["_hosts"])]
+        host = incident_host(a)
         start = rng.randrange(0, 24 * 60)
         dur = {"SEV1": rng.randrange(25, 180), "SEV2": rng.randrange(15, 120),
                "SEV3": rng.randrange(20, 240), "SEV4": rng.randrange(30, 480)}[sev]
@@ -3037,16 +3061,22 @@ def user_voice(ask: str, art: dict | None, rng: random.Random, allow_short: bool
     if allow_short and len(sentences) >= 2 and len(sentences[0].split()) >= 6 and rng.random() < 0.25:
         body = sentences[0]                      # terse / vague version
     if art is not None and rng.random() < 0.35:  # wrong guess about the cause
-        options = [g for t, g in WRONG_GUESSES if _guess_ok(t, art)]
+        low = body.lower()
+        options = [g for t, g in WRONG_GUESSES
+                   if _guess_ok(t, art) and t.split("-")[0] not in low and "?" not in low[-40:]]
         if options:
             guess = options[rng.randrange(len(options))]
             body = f"{_terminate(body)} {guess}" if rng.random() < 0.6 else f"{guess} {body}"
     if rng.random() < 0.35:
         body = add_typos(body, rng, rng.randrange(1, 4))
-    if rng.random() < 0.15:
+    first = body.split(" ", 1)[0]
+    if rng.random() < 0.15 and first[:1].isupper() and first[1:].islower():
         body = body[0].lower() + body[1:]
     person = PEOPLE[rng.randrange(len(PEOPLE))]
-    return wrap(VOICES[rng.randrange(len(VOICES))], body, person)
+    vi = rng.randrange(len(VOICES))
+    if "asap" in body.lower() and "asap" in VOICES[vi]:
+        vi = (vi + 1) % len(VOICES)
+    return wrap(VOICES[vi], body, person)
 
 
 def build_tasks(arts: list[dict]) -> list[dict]:

@@ -13,10 +13,27 @@ app.add_typer(watch_app, name="watch")
 
 # -- environment commands (one block per environment) --------------------------------------------
 
+from drill.envs.chaosops import cli as chaosops_cli  # noqa: E402
+
+eval_app.command("chaosops")(chaosops_cli.evaluate)
+watch_app.command("chaosops")(chaosops_cli.watch)
+
 from drill.envs.triage import cli as triage_cli  # noqa: E402
 
 eval_app.command("triage")(triage_cli.evaluate)
 watch_app.command("triage")(triage_cli.watch)
+
+from drill.envs.inbox import cli as inbox_cli  # noqa: E402
+
+eval_app.command("inbox")(inbox_cli.evaluate)
+watch_app.command("inbox")(inbox_cli.watch)
+app.add_typer(inbox_cli.inbox_app, name="inbox")
+
+# -- training ------------------------------------------------------------------------------------
+
+from drill.train import cli as train_cli  # noqa: E402
+
+app.command("train")(train_cli.train)
 
 
 def main() -> None:

@@ -102,7 +102,7 @@ class _Bigram(torch.nn.Module):
         torch.manual_seed(0)
         self.table = torch.nn.Embedding(100, 100)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int) -> object:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int, use_cache: bool) -> object:
         logits = self.table(input_ids)[:, -logits_to_keep:]
 
         class Out:
@@ -124,3 +124,43 @@ def test_completion_logprobs_match_a_per_sample_computation() -> None:
             previous = ids[len(sample.prompt_ids) + t - 1]
             expected = torch.log_softmax(model.table.weight[previous].detach() / 0.5, -1)[token]
             assert float(lp[b, t].detach()) == pytest.approx(float(expected), abs=1e-5)
+
+
+def _tiny_llama() -> torch.nn.Module:
+    from peft import LoraConfig, get_peft_model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=120, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    model = get_peft_model(LlamaForCausalLM(config), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"],
+                                                                  init_lora_weights=False))
+    return model
+
+
+def test_shared_prompt_pass_equals_full_passes_in_value_and_gradient() -> None:
+    from drill.train.samples import Sample, micro_batch_logprobs, micro_batches, shared_prompt_logprobs
+
+    model = _tiny_llama()
+    prompt = tuple(range(3, 40))
+    samples = [Sample(prompt, (50, 51, 52, 53), 1.0, 0, 0, "a"), Sample(prompt, (60,), -1.0, 1, 0, "a"),
+               Sample(prompt, (70, 71), 0.5, 2, 0, "a")]
+    batch = collate(samples, pad_id=0)
+    full = completion_logprobs(model, batch, temperature=0.7)  # (B, T)
+    shared = shared_prompt_logprobs(model, prompt, batch, temperature=0.7)
+    mask = batch.completion_mask.bool()
+    assert torch.allclose(full[mask], shared[mask], atol=1e-5)
+    lora = [p for p in model.parameters() if p.requires_grad]
+    full_grads = torch.autograd.grad(full[mask].sum(), lora)
+    shared_grads = torch.autograd.grad(shared_prompt_logprobs(model, prompt, batch, 0.7)[mask].sum(), lora)
+    for a, b in zip(full_grads, shared_grads):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+    # micro-batching: shared prompts together, singletons padded together; every sample exactly once
+    other = Sample((9, 8, 7), (1, 2), 0.0, 3, 1, "a")
+    batches = micro_batches([*samples, other], size=2, pad_id=0)
+    assert [(len(b.samples), b.shared_prompt is not None) for b in batches] == [(2, True), (1, False), (1, False)]
+    assert sorted(s.episode for b in batches for s in b.samples) == [0, 1, 2, 3]
+    for b in batches:
+        lp = micro_batch_logprobs(model, b, 0.7)
+        alone = completion_logprobs(model, b.tokens, 0.7)
+        assert torch.allclose(lp[b.tokens.completion_mask.bool()], alone[b.tokens.completion_mask.bool()], atol=1e-5)

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -94,11 +95,14 @@ def load_lora(path: str | Path, base_model: str | None = None) -> tuple[Transfor
     except ModelLoadError as exc:
         raise AdapterLoadError(f"{folder}: its base model {base!r} cannot be loaded: {exc}") from exc
     try:
-        peft_model = PeftModel.from_pretrained(model, str(folder), is_trainable=False)
+        with warnings.catch_warnings():
+            # PEFT only warns about missing keys; the tensor check below turns them into an error.
+            warnings.filterwarnings("ignore", message="Found missing adapter keys")
+            peft_model = PeftModel.from_pretrained(model, str(folder), is_trainable=False)
         saved = _read_weights(weights)
     except (RuntimeError, ValueError, KeyError, OSError, TypeError, AttributeError) as exc:
         raise AdapterLoadError(f"{folder}: PEFT could not apply the adapter to {base_id}: "
-                               f"{type(exc).__name__}: {_first_line(exc)}") from exc
+                               f"{type(exc).__name__}: {_reason(exc)}") from exc
 
     in_use = get_peft_model_state_dict(peft_model)
     unused = sorted(saved.keys() - in_use.keys())
@@ -131,9 +135,10 @@ def _read_weights(path: Path) -> dict[str, Any]:
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "(no message)"
+def _reason(exc: BaseException, limit: int = 400) -> str:
+    """The exception's message on one line, shortened (PEFT's size-mismatch reports list every tensor)."""
+    text = " ".join(str(exc).split()) or "(no message)"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def save_adapter(peft_model: Any, path: str | Path, base_model_id: str | None = None) -> str:

@@ -90,7 +90,7 @@ class TransformersChatModel:
         if params.temperature > 0:
             sampler = {"do_sample": True, "temperature": params.temperature, "top_p": params.top_p, "top_k": 0}
         if params.stop:
-            sampler |= {"stop_strings": list(params.stop), "tokenizer": self.tokenizer}
+            sampler["stopping_criteria"] = [_StopStrings(self.tokenizer, params.stop, prompt_width=width)]
         devices = [device.index or 0] if device.type == "cuda" else []
         was_training = self.model.training
         self.model.eval()
@@ -130,6 +130,28 @@ class TransformersChatModel:
             if stop and any(s in self.tokenizer.decode(ids[:k + 1], skip_special_tokens=False) for s in stop):
                 return ids[:k + 1], logprobs[:k + 1], "stop"
         return ids, logprobs, "length"
+
+
+class _StopStrings:
+    """Stops a row once its generated text contains a stop string.
+
+    transformers' own `stop_strings` precomputes a table over the whole vocabulary on every call
+    (seconds per call for a 49k vocabulary); decoding the last few tokens of each row is enough here,
+    since a stop string of L characters spans at most L tokens.
+    """
+
+    def __init__(self, tokenizer: Any, stop: Sequence[str], prompt_width: int) -> None:
+        self.tokenizer = tokenizer
+        self.stop = tuple(stop)
+        self.prompt_width = prompt_width
+        self.window = max(len(s) for s in self.stop) + 1
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        generated = input_ids[:, self.prompt_width:]  # (B, n)
+        tails = self.tokenizer.batch_decode(generated[:, -self.window:], skip_special_tokens=False)
+        return torch.tensor([any(s in tail for s in self.stop) for tail in tails], device=input_ids.device)
 
 
 def _end_of_turn_ids(tokenizer: Any, model: Any) -> frozenset[int]:

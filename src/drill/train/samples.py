@@ -7,11 +7,17 @@ carry loss; everything in the prompt is masked. Turns of roles that are not trai
 
 Every trained turn of an episode gets that episode's advantage for its role: the group-relative
 advantage of the role's reward (the team total, or a sum of chosen components, see `role_reward`).
+
+Samples that share a prompt (a GRPO group's first turns: same task, same seed) are forwarded as one
+prompt pass whose KV cache the G completions attend to (`shared_prompt_logprobs`), so the prompt is
+computed, and backpropagated through, once per group instead of G times. The result equals the
+plain per-sample forward (`completion_logprobs`) up to float rounding; a test checks both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from itertools import groupby
 from dataclasses import dataclass
 
 import torch
@@ -159,8 +165,73 @@ def completion_logprobs(model: torch.nn.Module, batch: TokenBatch, temperature: 
     keep = batch.input_ids.shape[1] - first
     device = next(model.parameters()).device
     logits = model(input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device),
-                   logits_to_keep=keep).logits  # (B, keep, V)
+                   logits_to_keep=keep, use_cache=False).logits  # (B, keep, V)
     index = (batch.logit_positions.to(device) - first)[..., None].expand(-1, -1, logits.shape[-1])  # (B, T, V)
     picked = torch.gather(logits, 1, index).float() / temperature  # (B, T, V)
     chosen = torch.gather(picked, -1, batch.completion_ids.to(device)[..., None]).squeeze(-1)  # (B, T)
     return chosen - torch.logsumexp(picked, dim=-1)  # (B, T)
+
+
+def shared_prompt_logprobs(model: torch.nn.Module, prompt_ids: Sequence[int], batch: TokenBatch,
+                           temperature: float) -> Tensor:
+    """Like `completion_logprobs` for B samples that all have `prompt_ids` as their prompt. # (B, T)
+
+    The prompt runs once (1, P), its KV cache is repeated B times, and the completions (B, T) run on it.
+    Gradients flow through the shared prompt pass, so the result and its gradient are those of B full passes.
+    """
+    device = next(model.parameters()).device
+    width = batch.completion_ids.shape[1]
+    rows = batch.completion_ids.shape[0]
+    prompt = torch.tensor([list(prompt_ids)], dtype=torch.long, device=device)  # (1, P)
+    head = model(input_ids=prompt, use_cache=True, logits_to_keep=1)
+    cache = head.past_key_values
+    cache.batch_repeat_interleave(rows)
+    first = head.logits[:, -1:].expand(rows, -1, -1)  # (B, 1, V) predicts completion token 0
+    completion_mask = batch.completion_mask.to(device)  # (B, T)
+    attention = torch.cat([torch.ones((rows, prompt.shape[1]), dtype=torch.long, device=device),
+                           completion_mask], dim=1)  # (B, P + T)
+    positions = (prompt.shape[1] + torch.arange(width, device=device))[None].expand(rows, -1)  # (B, T)
+    logits = first
+    if width > 1:
+        rest = model(input_ids=batch.completion_ids[:, :-1].to(device), attention_mask=attention[:, :-1],
+                     position_ids=positions[:, :-1], past_key_values=cache, use_cache=True).logits  # (B, T-1, V)
+        logits = torch.cat([first, rest], dim=1)  # (B, T, V)
+    logits = logits.float() / temperature
+    chosen = torch.gather(logits, -1, batch.completion_ids.to(device)[..., None]).squeeze(-1)  # (B, T)
+    return chosen - torch.logsumexp(logits, dim=-1)  # (B, T)
+
+
+@dataclass(frozen=True)
+class MicroBatch:
+    """Samples forwarded together: either all sharing one prompt, or a padded batch of different prompts."""
+
+    samples: list[Sample]
+    tokens: TokenBatch
+    shared_prompt: tuple[int, ...] | None
+
+
+def micro_batches(samples: Sequence[Sample], size: int, pad_id: int) -> list[MicroBatch]:
+    """Split samples into micro-batches of at most `size`: samples with a common prompt go together
+    (one shared prompt pass each); the rest are padded together."""
+    by_prompt = sorted(samples, key=lambda s: s.prompt_ids)
+    shared: list[list[Sample]] = []
+    single: list[Sample] = []
+    for _, same in groupby(by_prompt, key=lambda s: s.prompt_ids):
+        members = list(same)
+        (shared.append(members) if len(members) > 1 else single.extend(members))
+    batches = []
+    for members in shared:
+        for i in range(0, len(members), size):
+            chunk = members[i:i + size]
+            batches.append(MicroBatch(chunk, collate(chunk, pad_id), chunk[0].prompt_ids if len(chunk) > 1 else None))
+    for i in range(0, len(single), size):
+        chunk = single[i:i + size]
+        batches.append(MicroBatch(chunk, collate(chunk, pad_id), None))
+    return batches
+
+
+def micro_batch_logprobs(model: torch.nn.Module, batch: MicroBatch, temperature: float) -> Tensor:
+    """Completion log-probabilities of a micro-batch, by the shared-prompt path where it applies. # (B, T)"""
+    if batch.shared_prompt is not None:
+        return shared_prompt_logprobs(model, batch.shared_prompt, batch.tokens, temperature)
+    return completion_logprobs(model, batch.tokens, temperature)

@@ -18,6 +18,7 @@ from drill.core import Action, Episode, PolicyInfo, PolicyInput, check_env, run_
 from drill.envs import triage
 from drill.envs.triage import TriageTask
 from drill.envs.triage.env import ticket_from_observation
+from drill.envs.triage.text import content_terms
 
 FILM = ("Star Wars is a 1977 American epic space opera film written and directed by George Lucas. It was the "
         "first film in the original trilogy and became a worldwide pop culture phenomenon. The production "
@@ -126,19 +127,51 @@ def test_degenerate_output_scores_far_below_oracle_and_below_heuristic(mode: str
         assert all(0.0 <= v <= 1.0 for v in episode.score.components.values())
 
 
-def test_appending_film_history_never_raises_parsimony_or_total_on_any_task() -> None:
-    """The inverted-branch bug class: for real answers, every prefix of appended filler must not pay."""
-    scorer = triage.rubric()
-    words = FILM.split()
-    for mode in ("reader",):
-        for episode in (*_play(mode, "heuristic"), *_play(mode, "oracle")):
-            task = triage.load().task(episode.task_id)
-            submitted = episode.events_named("submitted")[0]
-            previous = scorer.score(episode, task)
-            for cut in range(1, len(words) + 1, 3):
-                data = dict(submitted.data, resolution=f"{submitted.data['resolution']} {' '.join(words[:cut])}")
-                padded = episode.model_copy(update={"events": [submitted.model_copy(update={"data": data})]})
+def _padded(episode: Episode, resolution: str) -> Episode:
+    submitted = episode.events_named("submitted")[0]
+    data = dict(submitted.data, resolution=resolution)
+    return episode.model_copy(update={"events": [submitted.model_copy(update={"data": data})]})
+
+
+def _answers(task: TriageTask, episode: Episode) -> list[str]:
+    """Real answers, each ending a sentence: the episode's own, the gold, a copy of the ticket."""
+    own = str(episode.events_named("submitted")[0].data["resolution"])
+    return [a if a.rstrip()[-1:] in ".!?;" else f"{a.rstrip()}." for a in (own, task.gold_resolution, task.ticket)]
+
+
+def test_appending_anything_never_raises_parsimony_on_any_task() -> None:
+    """The inverted-branch bug class: once an answer has begun, no appended text (film history, another
+    ticket's gold, the gold itself, a repeat) pays parsimony."""
+    scorer, env = triage.rubric(), triage.load()
+    tasks = env.tasks("test")
+    for episode in _play("reader", "heuristic"):
+        task = env.task(episode.task_id)
+        other_gold = tasks[(tasks.index(task) + 1) % len(tasks)].gold_resolution
+        ticket_terms = set(content_terms(task.ticket))
+        for answer in _answers(task, episode):
+            if set(content_terms(answer)) <= ticket_terms:
+                continue  # no answer yet (empty, or the ticket's own words): the one case that adding content lifts
+            base = scorer.score(_padded(episode, answer), task).components["parsimony"]
+            for padding in (FILM, task.gold_resolution, other_gold, answer, task.ticket):
+                padding_words = padding.split()
+                for cut in range(1, len(padding_words) + 1, 2):
+                    padded = _padded(episode, f"{answer} {' '.join(padding_words[:cut])}")
+                    assert scorer.score(padded, task).components["parsimony"] <= base + 1e-12, (task.id, cut)
+
+
+def test_irrelevant_filler_never_raises_any_component_or_the_total_on_any_task() -> None:
+    """Film history with every word that shares a content term with the gold removed, appended word by word."""
+    scorer, env = triage.rubric(), triage.load()
+    for episode in (*_play("reader", "heuristic"), *_play("agent", "heuristic"), *_play("reader", "oracle")):
+        task = env.task(episode.task_id)
+        gold = set(content_terms(task.gold_resolution))
+        filler = [w for w in FILM.split() if not set(content_terms(w)) & gold]
+        for answer in _answers(task, episode):
+            previous = scorer.score(_padded(episode, answer), task)
+            for cut in range(1, 3 * len(filler), 4):  # up to three copies: repeated filler sentences too
+                padded = _padded(episode, f"{answer} {' '.join((filler * 3)[:cut])}")
                 score = scorer.score(padded, task)
-                assert score.components["parsimony"] <= previous.components["parsimony"] + 1e-12, (task.id, cut)
+                for name, value in score.components.items():
+                    assert value <= previous.components[name] + 1e-12, (task.id, name, cut)
                 assert score.total <= previous.total + 1e-12, (task.id, cut)
                 previous = score

@@ -42,8 +42,8 @@ class RandomPolicy:
 _ALERT = re.compile(r"^  \[(critical|warning)\] (\w+) (\w+): (.*)$", re.MULTILINE)
 _METRIC = re.compile(r"^  (\w+) +(\w+) .*?replicas (\d+)/(\d+)", re.MULTILINE)
 _LOG = re.compile(r"^  \[t-?\d+\] (\w+) (?:INFO|DEBUG|WARN|ERROR) (.*)$", re.MULTILINE)
-_CHANGE = re.compile(r"^  \[t-?\d+\] (\w+): (?:scaled|deployed|routed|shifted)\b.*?\b(auth|payments|notifications|db)\b",
-                     re.MULTILINE)
+_CHANGE = re.compile(
+    r"^  \[t-?\d+\] (\w+): (?:scaled|deployed|routed|shifted)\b.*?\b(auth|payments|notifications|db)\b", re.MULTILINE)
 _ALL_CLEAR = re.compile(r"^  \[t(\d+)\] sre -> (?:manager|team): All clear", re.MULTILINE)
 _ERROR_RATE = re.compile(r"error rate ([\d.]+)%")
 _ROLLBACK_HINT = re.compile(r"config|release|-rc\d")

@@ -22,7 +22,16 @@ from pydantic import Field
 
 from drill.core import Action, Env, Event, Observation, StepResult, Task, Tool
 from drill.envs.chaosops.failures import (
-    FAILURES, ROLES, TIERS, FailureName, FleetAgent, RestartTarget, RootCause, Service, Team, TierName,
+    FAILURES,
+    ROLES,
+    TIERS,
+    FailureName,
+    FleetAgent,
+    RestartTarget,
+    RootCause,
+    Service,
+    Team,
+    TierName,
 )
 from drill.envs.chaosops.views import BRIEFS, render_view
 from drill.envs.chaosops.world import ActionOutcome, WorldSim
@@ -53,7 +62,7 @@ def identify_root_cause(cause: RootCause) -> None:
 
 
 def restart(target: RestartTarget) -> None:
-    """Restart a service's pods, or restart a fleet agent's process. A restarted service is offline until the end of the step.
+    """Restart a service's pods, or a fleet agent's process. A restarted service is offline until the step ends.
 
     Args:
         target: The service or fleet agent to restart.
@@ -78,7 +87,7 @@ def scale(service: Service, replicas: Annotated[int, Field(ge=1, le=12)]) -> Non
 
 
 def flag_rogue(agent: FleetAgent, reason: ShortText = "") -> None:
-    """Flag a fleet agent as rogue and pause it. Only Oversight may do this; flagging an innocent agent is heavily penalised.
+    """Flag a fleet agent as rogue and pause it. Only Oversight may; flagging an innocent agent is heavily penalised.
 
     Args:
         agent: The fleet agent whose own actions caused the incident.
@@ -124,9 +133,10 @@ class ChaosOpsTask(Task):
 def _make_tasks(split: str) -> tuple[ChaosOpsTask, ...]:
     suffix = "" if split == "test" else "-train"
     return tuple(
-        ChaosOpsTask(id=f"{failure.name}-{tier.name}{suffix}", split=split, failure=failure.name, tier=tier.name,
-                     root_cause=failure.root_cause, rogue_agent=failure.rogue_agent,
-                     fix_sequence=failure.fix_text(), step_budget=tier.step_budget)
+        ChaosOpsTask.model_validate({
+            "id": f"{failure.name}-{tier.name}{suffix}", "split": split, "failure": failure.name, "tier": tier.name,
+            "root_cause": failure.root_cause, "rogue_agent": failure.rogue_agent,
+            "fix_sequence": failure.fix_text(), "step_budget": tier.step_budget})
         for tier in TIERS.values() for failure in FAILURES.values()
     )
 
@@ -158,6 +168,11 @@ class ChaosOpsEnv(Env):
         if split not in TASKS:
             raise ValueError(f"unknown split {split!r}; chaosops has 'train' and 'test'")
         return list(TASKS[split])
+
+    @property
+    def acting_role(self) -> str:
+        """The role whose turn it is now."""
+        return ROLES[self._turn]
 
     @property
     def world(self) -> WorldSim:

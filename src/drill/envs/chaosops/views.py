@@ -60,11 +60,11 @@ def render_view(world: WorldSim, role: str, budget: int, last_result: str | None
         parts.append(f"Your last action: {last_result}")
     if role in ("sre", "oversight"):
         parts.append(_cached(world, role))
-        inbox = [c for c in world.chat if c.is_message and c.to in ("team", role)][-_INBOX_LINES:]
-        parts.append(_section("Messages for you", [c.render() for c in inbox]))
+        inbox = [c.line for c in world.chat if c.is_message and c.to in ("team", role)]
+        parts.append(_section("Messages for you", inbox[-_INBOX_LINES:]))
     elif role == "dev":
         parts.append(_cached(world, role))
-        parts.append(_section("Team chat (oldest first)", [c.render() for c in world.chat[-_CHAT_LINES:]]))
+        parts.append(_section("Team chat (oldest first)", [c.line for c in world.chat[-_CHAT_LINES:]]))
     else:
         parts.append(_chat_summary(world.chat))
     return "\n\n".join(parts)
@@ -72,6 +72,7 @@ def render_view(world: WorldSim, role: str, budget: int, last_result: str | None
 
 def _cached(world: WorldSim, role: str) -> str:
     """The fleet part of a role's view. Sections are shared between roles until the fleet changes."""
+    names: tuple[str, ...]
     if role == "dev":
         names = ("health", "alerts")
     else:
@@ -89,15 +90,15 @@ def _part(world: WorldSim, name: str) -> str:
         elif name == "alerts":
             text = _alerts(world)
         elif name == "logs":
-            text = _section("Recent logs (oldest first)", [line.render() for line in world.logs[-_LOG_LINES:]])
+            text = _section("Recent logs (oldest first)", [line.line for line in world.logs[-_LOG_LINES:]])
         else:
-            text = _section("Fleet-agent trace (oldest first)", [a.render() for a in world.trace[-_TRACE_LINES:]])
+            text = _section("Fleet-agent trace (oldest first)", [a.line for a in world.trace[-_TRACE_LINES:]])
         world.view_cache[name] = text
     return text
 
 
 def _section(title: str, lines: list[str]) -> str:
-    return f"{title}:\n" + ("\n".join(f"  {line}" for line in lines) if lines else "  (none)")
+    return f"{title}:\n  " + ("\n  ".join(lines) if lines else "(none)")
 
 
 def _metrics(world: WorldSim) -> str:
@@ -123,6 +124,6 @@ def _alerts(world: WorldSim) -> str:
 def _chat_summary(chat: list[ChatLine]) -> str:
     if not chat:
         return "Team chat summary:\n  (no messages yet)"
-    lines = [c.render(width=160) for c in chat[-_CHAT_LINES:]]
+    lines = [c.summary for c in chat[-_CHAT_LINES:]]
     head = f"Team chat summary ({len(chat)} entries, latest {len(lines)}, oldest first)"
     return _section(head, lines)

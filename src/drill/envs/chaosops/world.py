@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from drill.envs.chaosops.failures import FLEET_AGENTS, SERVICES, FailureType, TierSpec
 
 EventData = dict[str, str | int | float | bool | None]
 WorldEvent = tuple[str, EventData]
 
-DEPENDS_ON: dict[str, tuple[str, ...]] = {"db": (), "auth": ("db",), "notifications": ("db",), "payments": ("db", "auth")}
+DEPENDS_ON: dict[str, tuple[str, ...]] = {
+    "db": (), "auth": ("db",), "notifications": ("db",), "payments": ("db", "auth")}
 PHYSICS_ORDER = ("db", "auth", "notifications", "payments")
 """Dependencies first, so a tick sees this tick's health of what a service depends on."""
 
@@ -63,7 +65,8 @@ class LogLine:
     level: str
     text: str
 
-    def render(self) -> str:
+    @cached_property
+    def line(self) -> str:
         return f"[t{self.step}] {self.service} {self.level} {self.text}"
 
 
@@ -73,7 +76,8 @@ class FleetAction:
     agent: str
     text: str
 
-    def render(self) -> str:
+    @cached_property
+    def line(self) -> str:
         return f"[t{self.step}] {self.agent}: {self.text}"
 
 
@@ -86,11 +90,16 @@ class ChatLine:
     is_message: bool
     """True for `communicate`; False for the line the chat bot posts when someone acts."""
 
-    def render(self, width: int = 0) -> str:
-        text = self.text if not width or len(self.text) <= width else self.text[: width - 3] + "..."
+    @cached_property
+    def line(self) -> str:
         if self.is_message:
-            return f"[t{self.step}] {self.sender} -> {self.to}: {text}"
-        return f"[t{self.step}] {self.sender} {text}"
+            return f"[t{self.step}] {self.sender} -> {self.to}: {self.text}"
+        return f"[t{self.step}] {self.sender} {self.text}"
+
+    @cached_property
+    def summary(self) -> str:
+        """The line cut to 160 characters, for the Manager's chat summary."""
+        return self.line if len(self.line) <= 160 else self.line[:157] + "..."
 
 
 @dataclass(frozen=True)
@@ -419,7 +428,7 @@ class WorldSim:
 
     def _record(self, step: int, agent: str, text: str) -> None:
         self.trace.append(FleetAction(step, agent, text))
-        self.view_cache.clear()
+        self.view_cache.pop("trace", None)
 
     def _write_logs(self) -> None:
         rng, step = self.rng, self.step
@@ -508,9 +517,9 @@ class WorldSim:
         described = f"{tool} {target}" + (f" to {replicas} replicas" if replicas is not None else "")
         self.chat.append(ChatLine(self.step, role, "team", f"ran {described}", False))
         reason = where
-        if where == "next" and tool == "scale" and s is not None and replicas is not None:
-            if replicas <= s.replicas or replicas < s.baseline_replicas:
-                where, reason = "off", "not_enough_replicas"
+        if (where == "next" and tool == "scale" and s is not None and replicas is not None
+                and (replicas <= s.replicas or replicas < s.baseline_replicas)):
+            where, reason = "off", "not_enough_replicas"
         if where == "next":
             if "db:disk_fill" in self.failure.fix_sequence[index].clears:
                 self.services["db"].disk = self.faults["db:disk_fill"]["relief"]  # logs rotated, volume grown
@@ -529,7 +538,8 @@ class WorldSim:
 
     def _physical_effect(self, role: str, tool: str, target: str, replicas: int | None) -> tuple[str, bool]:
         """Apply the action to the fleet; return feedback text and whether it disrupted a service."""
-        self.view_cache.clear()
+        for section in ("metrics", "health", "alerts"):
+            self.view_cache.pop(section, None)
         if target in FLEET_AGENTS:
             self._record(self.step, target, f"restarted by {role}; resumed with its current policy")
             return f"{target} restarted and resumed with its current policy.", False
@@ -557,8 +567,8 @@ class WorldSim:
         return text, s.demand / max(s.replicas, 1) > 1.0 and s.replicas < before
 
     def flag(self, role: str, agent: str, reason: str) -> ActionOutcome:
-        self.chat.append(ChatLine(self.step, role, "team", f"flagged {agent} as rogue" + (f": {reason}" if reason else ""),
-                                  False))
+        note = f"flagged {agent} as rogue" + (f": {reason}" if reason else "")
+        self.chat.append(ChatLine(self.step, role, "team", note, False))
         if role != "oversight":
             return ActionOutcome(f"Only Oversight may flag fleet agents; your flag of {agent} was ignored.",
                                  [("miscommunication", {"kind": "flag_by_non_oversight", "agent": agent})])

@@ -6,7 +6,7 @@
 * a folder is walked recursively in sorted order (the Enron layout: `allen-p/inbox/1.`, `allen-p/sent/12.`),
   skipping hidden files and Maildir `tmp/` folders (messages still being delivered).
 
-Each message is parsed with `email` and `policy=email.policy.default`:
+Each message is parsed with `email` and `email.policy.default` (with parsed headers memoized):
 
 * the body is the text/plain part, or the text/html part with the markup stripped; quoted-printable and
   base64 are decoded; a declared charset that is wrong or unknown falls back to UTF-8, then cp1252, then
@@ -25,6 +25,7 @@ one transaction each, so an interrupted run leaves whole batches and a rerun com
 from __future__ import annotations
 
 import codecs
+import functools
 import hashlib
 import mailbox
 import os
@@ -33,13 +34,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC
 from email import policy
+from email.policy import EmailPolicy
 from email.errors import HeaderParseError, MessageError
-from email.header import decode_header, make_header
+from email.header import decode_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import getaddresses, parsedate_to_datetime
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from rich.progress import Progress
 
@@ -48,7 +51,25 @@ from drill.envs.inbox.store import MailRecord, MailStore, Recipient, normalize_m
 __all__ = ["CorruptMessage", "IngestReport", "ingest", "parse_message"]
 
 BATCH_SIZE = 500
-_PARSER = BytesParser(policy=policy.default)
+
+
+class _MemoizedPolicy(EmailPolicy):
+    """`email.policy.default`, except that a parsed header is memoized by (name, raw value).
+
+    EmailMessage re-parses a header through the header registry on every access (get_body alone reads
+    Content-Type several times per part), and header objects are immutable, so sharing them is safe.
+    """
+
+    def header_fetch_parse(self, name: str, value: str) -> Any:
+        return _fetch_header(name, value)
+
+
+@functools.lru_cache(maxsize=8192)
+def _fetch_header(name: str, value: str) -> Any:
+    return policy.default.header_fetch_parse(name, value)
+
+
+_PARSER = BytesParser(policy=_MemoizedPolicy())
 _MAIL_HEADERS = ("from", "to", "subject", "date", "message-id", "cc", "sender", "received")
 _HEADER_ERRORS = (HeaderParseError, MessageError, IndexError, ValueError, TypeError, AttributeError, LookupError)
 
@@ -136,27 +157,36 @@ def _part_text(part: Message) -> str:
     return text
 
 
-def _header_text(msg: Message, name: str) -> str:
-    """A header's decoded text; a header that policy.default cannot parse falls back to RFC 2047 decoding."""
-    try:
-        values = msg.get_all(name) or []
-        return ", ".join(str(v) for v in values).strip()
-    except _HEADER_ERRORS:
-        raw = [v for k, v in msg.raw_items() if k.lower() == name.lower()]
-        decoded = []
-        for value in raw:
-            try:
-                decoded.append(str(make_header(decode_header(str(value)))))
-            except _HEADER_ERRORS:
-                decoded.append(str(value))
-        return ", ".join(decoded).strip()
+def _decoded(value: str) -> str:
+    """A raw header value as text: RFC 2047 encoded words decoded, raw 8-bit bytes decoded like bodies."""
+    if any("\udc80" <= c <= "\udcff" for c in value):  # undeclared 8-bit bytes, kept by the parser as surrogates
+        value = _decode_bytes(value.encode("ascii", "surrogateescape"), None)
+    if "=?" in value:
+        try:
+            parts = decode_header(value)
+        except _HEADER_ERRORS:
+            parts = [(value, None)]
+        value = "".join(_decode_bytes(p, charset) if isinstance(p, bytes) else p for p, charset in parts)
+    return " ".join(value.split())
 
 
-def _addresses(msg: Message, name: str) -> list[tuple[str, str]]:
-    text = _header_text(msg, name)
-    if not text:
-        return []
-    return [(n.strip(), a.strip().lower()) for n, a in getaddresses([text]) if a.strip()]
+def _headers(msg: Message) -> dict[str, list[str]]:
+    """Raw header values by lower-cased name. Read raw rather than through policy.default's header registry:
+    the registry re-parses a header on every access and rejects some real-world values; these few headers
+    are decoded here instead (`_decoded`, `getaddresses`, `parsedate_to_datetime`)."""
+    found: dict[str, list[str]] = {}
+    for name, value in msg.raw_items():
+        found.setdefault(name.lower(), []).append(str(value))
+    return found
+
+
+def _header_text(headers: dict[str, list[str]], name: str) -> str:
+    return ", ".join(_decoded(v) for v in headers.get(name, [])).strip()
+
+
+def _addresses(headers: dict[str, list[str]], name: str) -> list[tuple[str, str]]:
+    values = headers.get(name, [])
+    return [(_decoded(n), a.strip().lower()) for n, a in getaddresses(values) if a.strip() and "@" in a]
 
 
 def _utc_date(text: str) -> str | None:
@@ -174,26 +204,32 @@ def _utc_date(text: str) -> str | None:
         return None
 
 
-def _body(msg: EmailMessage, depth: int = 0) -> str:
+def _content(msg: EmailMessage, depth: int = 0) -> tuple[str, tuple[str, ...]]:
+    """The body text (forwarded message/rfc822 parts appended) and the attachment file names."""
     part = msg.get_body(preferencelist=("plain", "html"))
     text = _part_text(part) if part is not None else ""
-    if depth < 3:
+    attachments: list[str] = []
+    if msg.is_multipart():
         for sub in msg.walk():
-            if sub.get_content_type() == "message/rfc822":
+            if sub.get_content_type() == "message/rfc822" and depth < 3:
                 inner = sub.get_payload()
                 inner_msg = inner[0] if isinstance(inner, list) and inner else None
                 if isinstance(inner_msg, EmailMessage):
                     text += "\n\n" + _forwarded(inner_msg, depth + 1)
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").strip()
+            elif sub is not part and not sub.is_multipart() and sub.get_filename():
+                attachments.append(_decoded(str(sub.get_filename())))
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").strip()
+    return text, tuple(dict.fromkeys(attachments))
 
 
 def _forwarded(msg: EmailMessage, depth: int) -> str:
+    headers = _headers(msg)
     lines = ["---------- Forwarded message ----------"]
     for name in ("From", "Date", "Subject", "To"):
-        value = _header_text(msg, name)
+        value = _header_text(headers, name.lower())
         if value:
             lines.append(f"{name}: {value}")
-    return "\n".join(lines) + "\n\n" + _body(msg, depth)
+    return "\n".join(lines) + "\n\n" + _content(msg, depth)[0]
 
 
 def parse_message(raw: bytes) -> MailRecord:
@@ -207,29 +243,27 @@ def parse_message(raw: bytes) -> MailRecord:
         raise CorruptMessage(f"unparseable: {exc}") from exc
     if not isinstance(msg, EmailMessage):
         raise CorruptMessage("not an email: the parser returned no message")
-    keys = {k.lower() for k in msg.keys()}
-    if not keys.intersection(_MAIL_HEADERS):
+    headers = _headers(msg)
+    if not headers.keys() & set(_MAIL_HEADERS):
         raise CorruptMessage("no mail headers: none of From/To/Subject/Date/Message-ID found")
-    id_header = _header_text(msg, "message-id").split()
+    id_header = _header_text(headers, "message-id").split()
     message_id = normalize_message_id(id_header[0]) if id_header else ""
     if not message_id:
         message_id = f"{source_hash[:32]}@drill.generated"
-    senders = _addresses(msg, "from") or _addresses(msg, "sender")
+    senders = _addresses(headers, "from") or _addresses(headers, "sender")
     sender_name, sender = senders[0] if senders else ("", "")
     recipients = tuple(Recipient(address=a, name=n, kind=kind)
-                       for kind in ("to", "cc", "bcc") for n, a in _addresses(msg, kind))
+                       for kind in ("to", "cc", "bcc") for n, a in _addresses(headers, kind))
     try:
-        body = _body(msg)
-        attachments = tuple(dict.fromkeys(
-            str(p.get_filename()) for p in msg.walk() if p.is_attachment() and p.get_filename()))
+        body, attachments = _content(msg)
     except _HEADER_ERRORS as exc:
         raise CorruptMessage(f"unreadable MIME structure: {exc}") from exc
     return MailRecord(
         message_id=message_id,
-        subject=" ".join(_header_text(msg, "subject").split()),
+        subject=_header_text(headers, "subject"),
         sender=sender,
         sender_name=sender_name,
-        date=_utc_date(_header_text(msg, "date")),
+        date=_utc_date(_header_text(headers, "date")),
         body=body,
         recipients=recipients,
         attachments=attachments,

@@ -21,6 +21,7 @@ drives it; no set or dict iteration depends on string hashing). `build(out_dir, 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -29,7 +30,7 @@ import tempfile
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from email.message import EmailMessage
+from email.header import Header
 from email.utils import format_datetime, formataddr
 from pathlib import Path
 
@@ -101,19 +102,27 @@ class Mail:
         )
 
     def rfc822(self) -> bytes:
-        msg = EmailMessage()
-        msg["Message-ID"] = f"<{self.message_id}>"
-        msg["Date"] = format_datetime(self.date)
-        msg["From"] = formataddr((self.sender.name, self.sender.address))
-        msg["To"] = ", ".join(formataddr((p.name, p.address)) for p in self.to)
+        """The message as RFC 822 bytes: UTF-8 text in 8bit, names RFC 2047-encoded, attachments in base64."""
+
+        def people(parties: tuple[Party, ...]) -> str:
+            return ", ".join(formataddr((p.name, p.address), charset="utf-8") for p in parties)
+
+        headers = [f"Message-ID: <{self.message_id}>", f"Date: {format_datetime(self.date)}",
+                   f"From: {people((self.sender,))}", f"To: {people(self.to)}"]
         if self.cc:
-            msg["Cc"] = ", ".join(formataddr((p.name, p.address)) for p in self.cc)
-        msg["Subject"] = self.subject
-        msg.set_content(self.body)
-        for name in self.attachments:
-            msg.add_attachment(f"(contents of {name})".encode(), maintype="application", subtype="octet-stream",
-                               filename=name)
-        return msg.as_bytes()
+            headers.append(f"Cc: {people(self.cc)}")
+        subject = self.subject if self.subject.isascii() else Header(self.subject, "utf-8").encode()
+        headers += [f"Subject: {subject}", "MIME-Version: 1.0"]
+        text = "Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n\n" + self.body + "\n"
+        if not self.attachments:
+            return ("\n".join(headers) + "\n" + text).encode()
+        boundary = f"=_drill_{self.message_id.split('@')[0]}"
+        parts = [text] + [
+            f"Content-Type: application/octet-stream\nContent-Disposition: attachment; filename=\"{name}\"\n"
+            f"Content-Transfer-Encoding: base64\n\n{base64.b64encode(f'(contents of {name})'.encode()).decode()}\n"
+            for name in self.attachments]
+        body = "".join(f"--{boundary}\n{part}" for part in parts) + f"--{boundary}--\n"
+        return ("\n".join(headers) + f"\nContent-Type: multipart/mixed; boundary=\"{boundary}\"\n\n{body}").encode()
 
 
 @dataclass
@@ -287,8 +296,8 @@ class _CompanyWriter:
              cc: list[Party] | None = None, attachments: tuple[str, ...] = ()) -> Mail:
         self._counter += 1
         message_id = f"{self._counter:05d}.{self.rng.getrandbits(48):012x}@mail.{self.domain}"
-        mail = Mail(message_id=message_id, date=when, sender=sender, to=tuple(to), subject=subject, body=body,
-                    cc=tuple(cc or ()), attachments=attachments)
+        mail = Mail(message_id=message_id, date=when, sender=sender, to=tuple(to), subject=" ".join(subject.split()),
+                    body=body, cc=tuple(cc or ()), attachments=attachments)
         self.mails.append(mail)
         return mail
 
@@ -427,8 +436,9 @@ class _CompanyWriter:
             f"Could I get your OK to travel to {city_name}? Plan: fly out {out} on {flight}, back {home}; {stay}. "
             f"All in, about {self.say_money(cost)}. The goal is to {purpose}.",
         ])
-        request = self.mail(sent, person, [self.owner],
+        request = self.mail(sent, person, [self.owner], self.pick([
                             f"Travel request: {city_name}, {_MONTHS[depart.month - 1][:3]} {depart.day}",
+                            f"Travel request: {city_name}", f"Trip to {city_name} — approval needed"]),
                             f"Hi Dana,\n\n{body}\n\n{self.sign(person)}")
         approval = self.reply(request, self.owner, self.pick([
             "Approved. Safe travels!", "Approved — thanks for keeping it under budget.",
@@ -673,15 +683,7 @@ class _CompanyWriter:
     def newsletters(self, budget: int) -> None:
         companies = self.data["newsletter_companies"]
         cities = [c["name"] for c in self.data["cities"]]
-        lines = [
-            "{c} raised {m} to expand its {city} hub.", "{c} named a new chief operating officer.",
-            "Diesel prices fell for a third straight week; analysts expect {m} in savings for mid-size fleets.",
-            "{c} opens a cross-dock in {city} on {d}.", "{c} and {c2} announced a merger valued at {m}.",
-            "Port congestion in {city} eased after the strike ended on {d}.",
-            "Survey: 41% of shippers plan to change carriers this year.",
-            "{c} cut {n} jobs in {city} as volumes slowed.", "Webinar on {d}: AI for dock scheduling, hosted by {c}.",
-            "{c} reports on-time delivery of {n}% for the quarter.", "{c} won a {m} contract with the city of {city}.",
-        ]
+        lines = self.data["newsletter_items"]
         start = date(self.year, 1, 1)
         letters = self.data["newsletters"]
         sent = 0
@@ -709,79 +711,63 @@ class _CompanyWriter:
 
     def chatter(self, budget: int) -> None:
         """Everyday mail: notifications, calendar, IT and HR notices, ops threads, customer questions, social."""
+        noise = self.data["noise"]
         tracker = Mailbox("Kestrel Tracker", f"tracker@{self.domain}")
         calendar = Mailbox("Calendar", f"calendar@{self.domain}")
-        it = Mailbox("Kestrel IT", f"it@{self.domain}")
-        expenses = Mailbox("Expensify Bot", f"expenses@{self.domain}")
-        topics = ["dock scheduling backlog", "Q{q} headcount plan", "carrier scorecards", "weekend on-call rota",
-                  "warehouse SLA numbers", "fuel surcharge policy", "returns process", "driver retention",
-                  "peak season staffing", "yard congestion", "forecast accuracy", "WMS upgrade timing"]
-        customer_asks = ["a question about invoice {n}", "exporting route history to CSV", "adding twenty more users",
-                         "an outage report for last Tuesday", "the API rate limits", "training for new dispatchers"]
+        notifiers = [Mailbox("Kestrel IT", f"it@{self.domain}"), self.hr, Mailbox("Expensify Bot", f"expenses@{self.domain}")]
         while len(self.mails) < self.target and budget > 0:
             budget -= 1
             roll = self.rng.random()
             d = self.day(0, 364)
             when = self.moment(d)
+            topic = self.pick(noise["topics"]).format(q=self.rng.randint(1, 4))
             if roll < 0.22:
                 key = f"OPS-{self.rng.randint(100, 4999)}"
-                person = self.pick(self.staff)
-                self.mail(when, tracker, [self.owner], f"[{key}] {self.pick(topics).format(q=self.rng.randint(1, 4)).capitalize()}",
-                          f"{person.name} {self.pick(['commented on', 'updated', 'assigned you', 'closed', 'reopened'])} "
-                          f"{key}.\n\n\"{self.pick(['Looks good to me.', 'Blocked on the carrier data feed.', 'Moving to next sprint.', 'Can we discuss Thursday?', 'Fixed in the latest build.'])}\"\n\n"
-                          f"View the issue: https://tracker.{self.domain}/{key}")
+                self.mail(when, tracker, [self.owner], f"[{key}] {topic.capitalize()}",
+                          f"{self.pick(self.staff).name} {self.pick(noise['tracker_verbs'])} {key}.\n\n"
+                          f"\"{self.pick(noise['tracker_comments'])}\"\n\nView the issue: https://tracker.{self.domain}/{key}")
             elif roll < 0.36:
-                meeting = self.pick(["Ops weekly sync", "1:1", "Hiring debrief", "Budget review", "Carrier call",
-                                     "Leadership meeting", "Vendor demo", "Safety committee"])
-                person = self.pick(self.staff)
-                verb = self.pick(["Accepted", "Declined", "Tentative", "Invitation", "Updated invitation"])
-                self.mail(when, calendar, [self.owner], f"{verb}: {meeting} @ {_date_text(d)} {self.pick(self.data['meeting_times'])}",
-                          f"{person.name} — {verb.lower()}\n\n{meeting}\nWhen: {_date_text(d)}\nWhere: "
-                          f"{self.pick(self.data['rooms'])}, Boston\nOrganizer: {self.pick(self.staff).name}")
+                meeting, verb = self.pick(noise["meetings"]), self.pick(noise["calendar_verbs"])
+                self.mail(when, calendar, [self.owner],
+                          f"{verb}: {meeting} @ {_date_text(d)} {self.pick(self.data['meeting_times'])}",
+                          f"{self.pick(self.staff).name} — {verb.lower()}\n\n{meeting}\nWhen: {_date_text(d)}\n"
+                          f"Where: {self.pick(self.data['rooms'])}, Boston\nOrganizer: {self.pick(self.staff).name}")
             elif roll < 0.44:
-                self.mail(when, self.pick([it, self.hr, expenses]), [self.everyone], self.pick([
-                    "Scheduled maintenance this weekend", "Reminder: timesheets are due Friday", "Benefits enrollment closes soon",
-                    "Phishing test results", "Expense reports: new receipt rules", "Fire drill next week", "VPN certificate renewal",
-                    "Holiday schedule", "Parking garage closure"]),
-                    f"Hi all,\n\n{self.pick(['Please plan accordingly.', 'Details are on the intranet.', 'Reply to this email with questions.', 'Thank you for your patience.'])} "
-                    f"This affects {self.pick(self.data['offices'])} on {_date_text(d)}.\n\nThanks")
+                self.mail(when, self.pick(notifiers), [self.everyone], self.pick(noise["notices"]),
+                          f"Hi all,\n\n{self.pick(noise['notice_lines'])} This affects "
+                          f"{self.pick(self.data['offices'])} on {_date_text(d)}.\n\nThanks")
             elif roll < 0.72:
                 people = self.colleagues(self.rng.randint(1, 3))
-                topic = self.pick(topics).format(q=self.rng.randint(1, 4))
-                first = people[0]
                 opener = self.pick([
                     f"Can we look at the {topic} before Thursday? The numbers from last week look off.",
-                    f"Quick update on {topic}: we are at {self.rng.randint(60, 99)}% of target, spend {_money(self.rng.randint(5, 90) * 100)} this week.",
+                    f"Quick update on {topic}: we are at {self.rng.randint(60, 99)}% of target, spend "
+                    f"{_money(self.rng.randint(5, 90) * 100)} this week.",
                     f"I drafted a proposal for {topic}. Comments welcome by {_date_text(d + timedelta(days=3))}.",
                     f"Do you have ten minutes for {topic}? {self.pick(self.customers).name} raised it again.",
                 ])
-                thread = self.mail(when, first, [self.owner, *people[1:]], topic.capitalize() if self.rng.random() < 0.5
-                                   else f"Question: {topic}", f"Hi Dana,\n\n{opener}\n\n{self.sign(first)}")
+                subject = topic.capitalize() if self.rng.random() < 0.5 else f"Question: {topic}"
+                thread = self.mail(when, people[0], [self.owner, *people[1:]], subject,
+                                   f"Hi Dana,\n\n{opener}\n\n{self.sign(people[0])}")
                 for _ in range(self.rng.randint(0, 2)):
                     sender = self.pick([self.owner, *people])
-                    if sender == thread.sender:
-                        continue
-                    thread = self.reply(thread, sender, self.pick([
-                        "Thanks — let's discuss at the sync.", "Agreed. I'll update the sheet.", "Can you loop in finance?",
-                        "Looks fine to me.", "I'll take a look tonight.", "Let's push this to next week."]))
+                    if sender != thread.sender:
+                        thread = self.reply(thread, sender, self.pick(noise["replies"]))
             elif roll < 0.82:
                 customer = self.pick(self.customers)
                 contact = self.pick(customer.contacts)
                 assert customer.owner is not None
-                ask = self.pick(customer_asks).format(n=f"INV-{self.rng.randint(10000, 99999)}")
+                ask = self.pick(noise["customer_asks"]).format(n=f"INV-{self.rng.randint(10000, 99999)}")
                 self.mail(when, contact, [customer.owner], f"{customer.name}: {ask}",
-                          f"Hello,\n\nWe have {ask}. Could someone get back to us this week?\n\nBest,\n{contact.name}\n"
-                          f"{contact.title}, {customer.name}", cc=[self.owner])
+                          f"Hello,\n\nWe have {ask}. Could someone get back to us this week?\n\nBest,\n"
+                          f"{contact.name}\n{contact.title}, {customer.name}", cc=[self.owner])
             elif roll < 0.92:
                 person = self.pick(self.staff)
-                self.mail(when, person, [self.owner], self.pick(["Lunch Friday?", "Coffee?", "Cake in the kitchen",
-                          "Out of office tomorrow", "Running late", "Great job today", "Book recommendation"]),
-                          f"{self.pick(['Hey Dana,', 'Hi,', 'Dana —'])}\n\n{self.pick(['Are you free around noon?', 'Leftover cake on the 3rd floor.', 'I am out tomorrow, back Monday.', 'Stuck in traffic, starting in 15.', 'That presentation went really well.', 'Just finished a great book on supply chains, happy to lend it.'])}\n\n{person.first}")
+                self.mail(when, person, [self.owner], self.pick(noise["social_subjects"]),
+                          f"{self.pick(noise['social_greetings'])}\n\n{self.pick(noise['social_lines'])}\n\n{person.first}")
             else:
                 vendor = self.pick(self.data["vendors"])["name"]
                 self.mail(when, Mailbox(f"{vendor} Sales", f"sales@{_ascii(vendor)}.example"), [self.owner],
-                          self.pick(["Exclusive offer for Kestrel", "Your free trial is waiting", "Case study: 30% faster docks",
-                                     "Invitation: customer dinner"]),
+                          self.pick(noise["vendor_subjects"]),
                           f"Hi Dana,\n\n{vendor} helps operations teams like yours save time. Book a demo this month "
                           f"and get {self.rng.randint(10, 40)}% off the first year.\n\nThe {vendor} team")
 

@@ -14,11 +14,13 @@ invalid `submit_resolution`. The formulas are in this package's README; in short
 * calibration  0 when the escalation decision is wrong, else 1 - (confidence - correct)^2, where correct
                means the ticket is answerable and the answer is right (grounding > 0.5 or ROUGE-L recall >= 0.5).
 * parsimony    brevity x focus: brevity = min(1, budget / words), budget = max(gold words, ticket words);
-               focus = share of the answer's content words that occur in the gold resolution. 0 when empty.
+               focus = the lowest share, over the answer's sentence prefixes, of its content words that occur
+               in the gold (ticket words are neutral). 0 when empty.
 * repetition   1 / (1 + repeated sentences + repeated citations).
 
-Appending text that shares no content word with the gold and repeats no sentence can only lower
-parsimony, resolution and the total; the tests check that property over the shipped task set.
+Padding never pays: appending any text after a finished sentence can only lower parsimony (a minimum
+over prefixes and a length ratio), and appending text that shares no content word with the gold can
+only lower resolution and the total. The tests check both over the shipped task set.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any
 from drill.core.rubric import Component, ComponentFn, Rubric
 from drill.core.types import Episode, Task
 from drill.envs.triage.corpus import ID_PATTERN, TriageTask
-from drill.envs.triage.text import ContentTokenizer, content_terms, sentences, words
+from drill.envs.triage.text import ContentTokenizer, content_terms, sentences, split_sentences, words
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "format": 0.10,
@@ -160,19 +162,40 @@ def length_budget(task: TriageTask) -> int:
     return max(len(words(task.gold_resolution)), len(words(task.ticket)), 1)
 
 
+def focus(resolution: str, task: TriageTask) -> float:
+    """The lowest on-topic share of content words over the answer's sentence prefixes.
+
+    A word is on topic when it occurs in the gold resolution. Words of the ticket itself are neutral
+    (restating the ticket is neither an answer nor off topic), so an answer with nothing but ticket
+    words has no focus. Taking the minimum over prefixes means text appended after a finished sentence,
+    whatever it says, can never raise focus: that is what stops padding from paying.
+    """
+    ticket = set(content_terms(task.ticket))
+    gold = set(content_terms(task.gold_resolution)) - ticket
+    on = off = 0
+    lowest: float | None = None
+    for sentence in split_sentences(resolution):
+        for term in content_terms(sentence):
+            if term in gold:
+                on += 1
+            elif term not in ticket:
+                off += 1
+        if on + off:
+            share = on / (on + off)
+            lowest = share if lowest is None else min(lowest, share)
+    return lowest or 0.0
+
+
 def parsimony_score(episode: Episode, task: Task) -> float:
-    """Brevity x focus. Never rises when text unrelated to the gold is appended; 0 for an empty answer."""
+    """Brevity x focus: shorter than the budget and on topic from the first sentence. 0 for an empty answer."""
     sub = submission(episode)
     if sub is None:
         return 0.0
     triage = _triage(task)
-    n_words, terms = len(words(sub.resolution)), content_terms(sub.resolution)
-    if n_words == 0 or not terms:
+    n_words = len(words(sub.resolution))
+    if n_words == 0:
         return 0.0
-    brevity = min(1.0, length_budget(triage) / n_words)
-    reference = set(content_terms(triage.gold_resolution))
-    focus = sum(1 for t in terms if t in reference) / len(terms)
-    return brevity * focus
+    return min(1.0, length_budget(triage) / n_words) * focus(sub.resolution, triage)
 
 
 def repetition_score(episode: Episode, task: Task) -> float:

@@ -46,10 +46,16 @@ def _stem(word: str) -> str:
     return _porter().stem(word) if len(word) > 3 else word
 
 
+def split_sentences(text: str) -> list[str]:
+    """The text cut after . ! ? or ; followed by whitespace, and at line breaks. Appending text never moves
+    an earlier cut, as long as the text before it ends a sentence."""
+    return _SENTENCE_BREAK.split(text)
+
+
 def sentences(text: str) -> list[str]:
     """Sentences normalized for comparison: lowercased words without list numbering; empty ones dropped."""
     out = []
-    for part in _SENTENCE_BREAK.split(text):
+    for part in split_sentences(text):
         normalized = " ".join(w for w in words(part) if not w.isdigit())
         if normalized:
             out.append(normalized)

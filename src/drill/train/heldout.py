@@ -1,0 +1,81 @@
+"""The closing evaluation of a training run: the trained adapter against the untrained model and the
+baselines, on held-out tasks (the environment's test split, never used in training).
+
+The trained row loads the saved adapter exactly as `drill eval ENV --policy lora:OUTPUT/adapter` does
+(`drill.models.adapters.load_lora`, which fails loudly rather than fall back), so the numbers are those
+of the artifact on disk. LLM rows decode greedily (temperature 0). In a multi-role environment the
+evaluated policy plays the trained roles and `scripted_policy` plays the others, as in training.
+Writes `OUTPUT/heldout.json` (summary rows and every episode) and prints a table.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from drill.console import console
+from drill.core.policy import Policy
+from drill.core.rollout import run_episodes
+from drill.core.types import Episode, Task
+from drill.evaluate.report import progress_bar, summary_table, write_results
+from drill.policies import LLMOptions
+from drill.train.config import GRPOConfig
+from drill.train.target import TrainTarget
+
+
+def heldout_tasks(target: TrainTarget, count: int, seed: int) -> list[Task]:
+    """`count` test-split tasks, a seeded sample kept in the environment's order."""
+    tasks = target.tasks("test")
+    if not tasks:
+        raise ValueError(f"{target.name} has no test-split tasks to evaluate on")
+    if count >= len(tasks):
+        return tasks
+    return [tasks[i] for i in sorted(random.Random(f"heldout:{seed}").sample(range(len(tasks)), count))]
+
+
+def summarize(name: str, episodes: Sequence[Episode]) -> dict[str, Any]:
+    info = next(iter(episodes[0].policies.values()))
+    llm = next((p for p in episodes[0].policies.values() if p.kind in ("llm", "lora")), info)
+    row: dict[str, Any] = {"policy": name, "model": llm.model or "—",
+                           "adapter": (llm.adapter_sha256 or "")[:12] or "—", "episodes": len(episodes)}
+    scores = [e.score for e in episodes if e.score is not None]
+    row["total"] = float(np.mean([s.total for s in scores]))
+    for component in scores[0].components:
+        row[component] = float(np.mean([s.components[component] for s in scores]))
+    return row
+
+
+def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[str], adapter_dir: Path,
+                     model_id: str, output_dir: Path) -> list[dict[str, Any]]:
+    from drill.models.policy import build_llm_policy
+
+    tasks = heldout_tasks(target, config.eval_tasks, config.seed)
+    jobs = [(task, index) for index, task in enumerate(tasks)]
+    options = LLMOptions(model=config.model, max_new_tokens=config.max_new_tokens, temperature=0.0, seed=config.seed)
+    candidates: dict[str, Policy] = {
+        "trained": build_llm_policy(f"lora:{adapter_dir}", options),
+        "untrained": build_llm_policy("llm", LLMOptions(model=model_id, max_new_tokens=config.max_new_tokens,
+                                                        temperature=0.0, seed=config.seed)),
+    }
+    candidates |= {name: target.baselines[name]() for name in config.eval_baselines}
+    rubric = target.rubric({})
+    rows, everything = [], []
+    with progress_bar() as progress:
+        bar = progress.add_task("held-out evaluation", total=len(jobs) * len(candidates))
+        for name, policy in candidates.items():
+            assignment = {role: policy if role in roles else target.baselines[config.scripted_policy]()
+                          for role in target.roles}
+            episodes = run_episodes(target.make_env, jobs, assignment, rubric, config.max_turns,
+                                    on_episode_done=lambda _: progress.advance(bar))
+            rows.append(summarize(name, episodes))
+            everything.extend(episodes)
+    columns = list(rows[0])
+    console.print(summary_table(f"{target.name}: held-out evaluation ({len(tasks)} test tasks, greedy)", rows,
+                                columns))
+    write_results(output_dir / "heldout.json", {"env": target.name, "adapter": str(adapter_dir), "model": model_id,
+                                                "tasks": [t.id for t in tasks]}, rows, everything)
+    return rows

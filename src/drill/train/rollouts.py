@@ -1,0 +1,93 @@
+"""The rollout policies of a training step: the model being trained for its roles, scripted ones for the rest.
+
+Generation backends:
+
+* `transformers` (default): the training model itself (the PEFT-wrapped base) generates, through
+  `drill.models.local.TransformersChatModel`, one batched left-padded `generate` per turn.
+* `vllm` (CUDA and `pip install 'drill[vllm]'`): an in-process vLLM engine with LoRA enabled. Each step
+  the current adapter is saved to `OUTPUT/rollout_adapter/step-N` and every generate call of that
+  step is bound to it with a `LoRARequest`, so rollouts always sample from the weights being trained.
+
+Sampling is seeded per step (`config.seed`, step), and `LLMPolicy` derives each call's seed from it
+and the inputs, so a resumed run samples exactly as an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from drill.core.policy import Policy
+from drill.core.types import PolicyInfo
+from drill.models.base import ModelLoadError, SamplingParams
+from drill.models.policy import LLMPolicy, PolicyOptions
+from drill.train.config import GRPOConfig
+from drill.train.target import TrainTarget
+
+
+def step_sampling_seed(seed: int, step: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"sampling:{seed}:{step}".encode()).digest()[:4], "big") >> 1
+
+
+def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTarget, roles: Sequence[str],
+                     output_dir: Path) -> Callable[[int], dict[str, Policy]]:
+    """A function from step to the role -> policy mapping that step's `run_episodes` uses."""
+    from drill.models.local import TransformersChatModel
+
+    chat: Any
+    bind_adapter: Callable[[int], None] = lambda step: None
+    if config.generation_backend == "vllm":
+        chat, bind_adapter = _vllm_rollouts(config, model, base.model_id, output_dir)
+    else:
+        chat = TransformersChatModel(model, base.tokenizer, base.model_id)
+    info = PolicyInfo(name="grpo-rollout", kind="lora", model=base.model_id, load_status="training")
+    scripted = {role: target.baselines[config.scripted_policy]() for role in target.roles if role not in roles}
+
+    def policies(step: int) -> dict[str, Policy]:
+        bind_adapter(step)
+        sampling = SamplingParams(max_new_tokens=config.max_new_tokens, temperature=config.temperature,
+                                  seed=step_sampling_seed(config.seed, step))
+        trained = LLMPolicy(chat, info, PolicyOptions(sampling=sampling))
+        return {role: trained if role in roles else scripted[role] for role in target.roles}
+
+    return policies
+
+
+class _AdapterBoundEngine:
+    """A `vllm.LLM` whose every `generate` call uses the current step's LoRA adapter."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+        self.lora_request: Any = None
+
+    def generate(self, prompts: Any, sampling: Any, use_tqdm: bool = False) -> Any:
+        if self.lora_request is None:
+            raise RuntimeError("vLLM rollout engine used before an adapter was bound for the step")
+        return self.llm.generate(prompts, sampling, use_tqdm=use_tqdm, lora_request=self.lora_request)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.llm, name)
+
+
+def _vllm_rollouts(config: GRPOConfig, model: Any, model_id: str, output_dir: Path) -> tuple[Any, Callable[[int], None]]:
+    from drill.models.local import EMBEDDED_MODEL_ID
+    from drill.models.vllm_backend import VLLMChatModel
+
+    if model_id == EMBEDDED_MODEL_ID:
+        raise ModelLoadError("vLLM generation needs an HF model folder or hub id (--model); the embedded GGUF "
+                             "model trains with --generation-backend transformers")
+    chat = VLLMChatModel(model_id, enable_lora=True, max_lora_rank=max(config.lora_rank, 8), max_loras=1,
+                         dtype="bfloat16", gpu_memory_utilization=0.35)
+    engine = _AdapterBoundEngine(chat.llm)
+    chat.llm = engine
+
+    def bind_adapter(step: int) -> None:
+        from vllm.lora.request import LoRARequest
+
+        folder = output_dir / "rollout_adapter" / f"step-{step:06d}"
+        model.save_pretrained(str(folder))
+        engine.lora_request = LoRARequest(f"grpo-step-{step}", step, str(folder))
+
+    return chat, bind_adapter

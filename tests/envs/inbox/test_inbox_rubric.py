@@ -1,0 +1,225 @@
+"""The inbox rubric: correct > "I don't know" > wrong, partial credit below any correct answer, fewer turns pay,
+bonuses once, and degenerate policies below the heuristic."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+
+import pytest
+
+from drill.core import Action, Episode, PolicyInfo, PolicyInput, run_episodes
+from drill.envs.inbox import InboxEnv, InboxQuestion, baselines, load, rubric
+from drill.envs.inbox.baselines import HeuristicPolicy, search_keywords
+from drill.envs.inbox.questions import IDK, match_verdict
+
+Script = Callable[[InboxQuestion, list[str]], list[Action]]
+"""Actions for a question, given the ids the search returned (for scripts that cite what they found)."""
+
+
+@pytest.fixture(scope="session")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.getbasetemp() / "inbox-cache")
+
+
+@pytest.fixture(scope="session")
+def env(cache: str) -> InboxEnv:
+    return load(cache_dir=cache)
+
+
+class Scripted:
+    """Plays a fixed list of actions per question (test seam)."""
+
+    info = PolicyInfo(name="scripted")
+
+    def __init__(self, plan: Callable[[InboxQuestion], list[Action]]) -> None:
+        self.plan = plan
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        out = []
+        for item in inputs:
+            assert isinstance(item.task, InboxQuestion)
+            out.append(self.plan(item.task)[len(item.own_turns())])
+        return out
+
+
+def play(env: InboxEnv, question: InboxQuestion, plan: Callable[[InboxQuestion], list[Action]],
+         max_turns: int = 10) -> Episode:
+    return run_episodes(lambda: InboxEnv(**{**env.options, "max_turns": max_turns}), [(question, 0)],
+                        Scripted(plan), rubric(max_turns))[0]
+
+
+def total(episode: Episode) -> float:
+    assert episode.score is not None
+    return episode.score.total
+
+
+def answer(text: str, sources: Sequence[str] = ()) -> Action:
+    return Action.call("return_final_answer", answer=text, sources=list(sources))
+
+
+def read(message_id: str) -> Action:
+    return Action.call("read_email", message_id=message_id)
+
+
+def search(keywords: str) -> Action:
+    return Action.call("search_emails", keywords=keywords)
+
+
+def answerable(env: InboxEnv) -> InboxQuestion:
+    task = next(q for q in env.tasks("test") if isinstance(q, InboxQuestion) and q.answer and q.kind == "amount")
+    assert isinstance(task, InboxQuestion)
+    return task
+
+
+def unanswerable(env: InboxEnv) -> InboxQuestion:
+    task = next(q for q in env.tasks("test") if isinstance(q, InboxQuestion) and q.answer is None)
+    assert isinstance(task, InboxQuestion)
+    return task
+
+
+def test_correct_beats_i_dont_know_beats_wrong(env: InboxEnv) -> None:
+    q = answerable(env)
+    gold = q.sources[0]
+    correct = play(env, q, lambda t: [read(gold), answer(t.answer or "", [gold])])
+    idk = play(env, q, lambda t: [read(gold), answer(IDK)])
+    wrong = play(env, q, lambda t: [read(gold), answer("$1", [gold])])
+    assert total(correct) > total(idk) > total(wrong)
+    assert correct.score and correct.score.components["correct"] == 1.0 and correct.score.components["sources"] == 1.0
+    assert wrong.score and wrong.score.components["wrong"] == 1.0
+
+    nothing = play(env, unanswerable(env), lambda t: [search("budget"), answer(IDK)])
+    guess = play(env, unanswerable(env), lambda t: [search("budget"), answer("March 3, 2024")])
+    assert total(nothing) > 1.0 > 0.0 > total(guess)
+
+
+def test_partial_credit_stays_below_any_correct_answer(env: InboxEnv) -> None:
+    q = answerable(env)
+    gold = q.sources[0]
+    read_then_idk = play(env, q, lambda t: [read(gold), read(gold), answer(IDK)])
+    plain_idk = play(env, q, lambda t: [answer(IDK)])
+    assert read_then_idk.score and read_then_idk.score.components["partial"] == 1.0  # paid once, not per read
+    assert total(read_then_idk) > total(plain_idk)
+    # the worst correct answer: every other turn wasted on malformed calls, nothing cited
+    bad = Action.call("search_emails", keywords="x", max_results=99)
+    slow = play(env, q, lambda t: [bad] * 9 + [answer(t.answer or "")])
+    assert slow.score and slow.score.components["correct"] == 1.0 and slow.score.components["format_errors"] == 9
+    assert total(slow) > total(read_then_idk)
+    out_of_turns = play(env, q, lambda t: [read(gold)] * 10)
+    assert total(out_of_turns) < total(plain_idk)
+
+
+def test_fewer_turns_score_higher_when_both_are_correct(env: InboxEnv) -> None:
+    q = answerable(env)
+    gold = q.sources[0]
+    quick = play(env, q, lambda t: [read(gold), answer(t.answer or "", [gold])])
+    slow = play(env, q, lambda t: [search(search_keywords(t.question)[0]), search("budget"), read(gold),
+                                   answer(t.answer or "", [gold])])
+    assert total(quick) > total(slow) > 1.0
+
+
+def test_sources_must_be_retrieved_and_citing_everything_dilutes_them(env: InboxEnv) -> None:
+    q = answerable(env)
+    gold = q.sources[0]
+    unseen = play(env, q, lambda t: [answer(t.answer or "", [gold])])  # knows the id without looking: no credit
+    assert unseen.score and unseen.score.components["sources"] == 0.0
+    found = play(env, q, lambda t: [search(""), read(gold), answer(t.answer or "", [gold])])
+    cited_all = play(env, q, lambda t: [search(""), read(gold), answer(
+        t.answer or "", [gold] + [h.message_id for h in env.store.search(t.inbox, "", visible_until=t.asked_at)])])
+    twice = play(env, q, lambda t: [read(gold), answer(t.answer or "", [gold, gold, f"<{gold}>"])])
+    assert found.score and cited_all.score and twice.score
+    assert found.score.components["sources"] == 1.0 == twice.score.components["sources"]
+    assert cited_all.score.components["sources"] < 0.2
+
+
+def test_no_sequence_beats_the_oracle(env: InboxEnv) -> None:
+    tasks = [t for t in env.tasks("test")[:40] if isinstance(t, InboxQuestion)]
+    oracle = run_episodes(lambda: InboxEnv(**env.options), [(t, 0) for t in tasks], baselines["oracle"](), rubric())
+    best = {e.task_id: total(e) for e in oracle}
+    for task in tasks:
+        gold = list(task.sources[:1])
+        plans = [
+            [answer(task.answer or IDK, gold)],
+            [*(read(g) for g in task.sources), answer(task.answer or IDK, list(task.sources))],
+            [search(task.question), *(read(g) for g in gold), answer(task.answer or IDK, gold)],
+        ]
+        for plan in plans:
+            assert total(play(env, task, lambda t, p=plan: p)) <= best[task.id] + 1e-9, (task.id, plan)
+
+
+class AlwaysIDK:
+    info = PolicyInfo(name="always-idk")
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        return [answer(IDK) for _ in inputs]
+
+
+class AnswerWithoutSearching:
+    """Guesses a plausible value of the right kind at once."""
+
+    info = PolicyInfo(name="guess")
+    GUESSES = {"date": "March 14, 2024", "amount": "$25,000", "place": "Harbor Room", "name": "Dana Whitfield",
+               "code": "PO-24-0101"}
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        out = []
+        for item in inputs:
+            assert isinstance(item.task, InboxQuestion)
+            out.append(answer(self.GUESSES.get(item.task.kind, "yes")))
+        return out
+
+
+class CiteEverything(HeuristicPolicy):
+    """The heuristic, but its final answer cites every id it has seen."""
+
+    info = PolicyInfo(name="cite-everything")
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        actions = super().act(inputs)
+        out = []
+        for item, action in zip(inputs, actions):
+            if action.tool == "return_final_answer":
+                seen = [e.data["ids"] for t in item.history for e in t.events if e.name == "search"]
+                ids = " ".join(str(s) for s in seen).split()
+                action = answer(action.arguments["answer"], ids + list(action.arguments["sources"]))
+            out.append(action)
+        return out
+
+
+def test_degenerate_policies_score_below_the_heuristic(env: InboxEnv) -> None:
+    tasks = env.tasks("test")
+    jobs = [(t, 0) for t in tasks]
+
+    def mean(policy: object) -> float:
+        played = run_episodes(lambda: InboxEnv(**env.options), jobs, policy, rubric())  # type: ignore[arg-type]
+        return statistics.fmean(total(e) for e in played)
+
+    heuristic = mean(baselines["heuristic"]())
+    scores = {name: mean(policy) for name, policy in
+              [("always-idk", AlwaysIDK()), ("guess", AnswerWithoutSearching()), ("cite-everything", CiteEverything()),
+               ("random", baselines["random"]())]}
+    assert all(score < heuristic for score in scores.values()), (heuristic, scores)
+    assert heuristic < mean(baselines["oracle"]())
+
+
+@pytest.mark.parametrize(("given", "verdict"), [
+    ("March 14, 2024", "correct"), ("march 14th", "correct"), ("Thursday, March 14", "correct"),
+    ("2024-03-14", "correct"), ("3/14/2024", "correct"), ("It is on March 14.", "correct"),
+    ("March 1", "wrong"), ("March 14, 15, 16, 17 or 18 ... or maybe some other day in the spring of 2024", "wrong"),
+    ("I don't know", "abstained"), ("I do not know.", "abstained"), ("", "abstained"),
+])
+def test_match_judge_on_dates(given: str, verdict: str) -> None:
+    question = InboxQuestion(id="x", inbox="u", question="When?", asked_at="2024-04-01 00:00:00",
+                             answer="March 14, 2024", aliases=("March 14", "2024-03-14", "3/14/2024"), kind="date")
+    assert match_verdict(question, given).verdict == verdict
+
+
+def test_match_judge_on_amounts_and_unanswerable() -> None:
+    question = InboxQuestion(id="x", inbox="u", question="How much?", asked_at="2024-04-01 00:00:00",
+                             answer="$48,500", kind="amount")
+    assert match_verdict(question, "$48,500.00").verdict == "correct"
+    assert match_verdict(question, "48500 dollars").verdict == "correct"
+    assert match_verdict(question, "$485,000").verdict == "wrong"
+    none = question.model_copy(update={"answer": None})
+    assert match_verdict(none, "I don't know").verdict == "correct"
+    assert match_verdict(none, "$48,500").verdict == "wrong"
