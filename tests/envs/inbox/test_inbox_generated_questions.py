@@ -90,7 +90,8 @@ PROPOSALS = [
     {"question": "What is the approved travel budget for the quarter?", "answer": "$99,999",  # not in the source
      "source_ids": ["m1@corp.example"]},
     {"question": "Which hotel hosts the vendor summit dinner?", "answer": "Lisbon", "source_ids": ["m7@corp.example"]},
-    {"question": "Is the summit in Lisbon, and where in Lisbon?", "answer": "Lisbon", "source_ids": ["m0@corp.example"]},
+    {"question": "Is the summit in Lisbon, and where in Lisbon?", "answer": "Lisbon",
+     "source_ids": ["m0@corp.example"]},
     {"question": "Reminder: the parking garage closes for repairs next week, so what should I take instead?",
      "answer": "the shuttle", "source_ids": ["m2@corp.example"]},
     {"question": "What is the travel budget?", "source_ids": ["m1@corp.example"]},  # no answer field

@@ -11,9 +11,11 @@ import random
 
 import pytest
 
-from drill.core import Episode, Event, RubricError
+from drill.core import Episode, Event, RubricError, Task
+from drill.core.rubric import ComponentFn
 from drill.envs.triage import DEFAULT_WEIGHTS, TriageTask, rubric
-from drill.envs.triage.rubric import length_budget, submission
+from drill.envs.triage.rubric import length_budget, parsimony_score, submission
+from drill.envs.triage.text import content_terms, words
 
 TASK = TriageTask(id="T-9001", ticket="cert expired on shop site", gold_resolution="Renew the certificate and reload nginx.",
                   gold_article_ids=["KB-SEC-0001"], should_escalate=False, answerable=True, area="security")
@@ -133,29 +135,68 @@ FILM = ("Star Wars is a 1977 American epic space opera film written and directed
         "suffered from bad weather in Tunisia, malfunctioning droids and studio doubts, yet the premiere in May "
         "drew lines around the block. John Williams composed the score, which the London Symphony Orchestra "
         "recorded in eight sessions. Industrial Light and Magic was founded to create its visual effects.")
+ANSWERS = ["Reload nginx.", "Renew the certificate and reload nginx.", "Check it.", "Renew the cert. Renew the cert.",
+           "Lorem ipsum.", "Renew the certificate, then reload nginx and check the expiry date in the browser."]
 
 
-def _filler_words(task: TriageTask, rng: random.Random, n: int) -> str:
-    """Words that share no content term with the gold: film vocabulary and invented words."""
-    from drill.envs.triage.text import content_terms
-
-    gold = set(content_terms(task.gold_resolution))
+def _unrelated_words(rng: random.Random, n: int) -> str:
+    """Film words and invented words that share no content term with the gold."""
+    gold = set(content_terms(TASK.gold_resolution))
     pool = [w for w in FILM.replace(".", " ").split() if not set(content_terms(w)) & gold]
-    pool += [f"zorb{i}" for i in range(40)]
-    return " ".join(rng.choice(pool) for _ in range(n))
+    return " ".join(rng.choice(pool + [f"zorb{i}" for i in range(40)]) for _ in range(n))
 
 
-@pytest.mark.parametrize("answer", ["Reload nginx.", "Renew the certificate and reload nginx.", "Check it.",
-                                    "Renew the cert. Renew the cert.", "Lorem ipsum."])
-def test_appending_unrelated_words_never_raises_parsimony_or_total(answer: str) -> None:
-    scorer, rng = rubric(), random.Random(7)
+def padding_that_pays(component: ComponentFn, paddings: list[str]) -> list[tuple[str, str]]:
+    """Every (answer, padding) for which appending the padding raised `component`."""
+    found = []
+    for answer in ANSWERS:
+        base = component(submitted(answer, ["KB-SEC-0001"], 0.9, False), TASK)
+        for padding in paddings:
+            if component(submitted(f"{answer} {padding}", ["KB-SEC-0001"], 0.9, False), TASK) > base + 1e-12:
+                found.append((answer, padding))
+    return found
+
+
+def test_no_appended_text_raises_parsimony_and_the_check_catches_an_inverted_branch() -> None:
+    rng = random.Random(7)
+    paddings = [FILM, TASK.gold_resolution, "Renew certificate reload nginx renew reload.", TASK.ticket,
+                *(_unrelated_words(rng, n) for n in (1, 3, 10, 40, 200))]
+    assert padding_that_pays(parsimony_score, paddings) == []
+
+    def inverted(episode: Episode, task: Task) -> float:  # the case study's bug: the long branch pays
+        sub = submission(episode)
+        assert sub is not None and isinstance(task, TriageTask)
+        n, budget = len(words(sub.resolution)), length_budget(task)
+        return min(1.0, budget / n) if n <= budget else min(1.0, n / (4 * budget))
+
+    assert len(padding_that_pays(inverted, paddings)) > 5
+
+
+@pytest.mark.parametrize("answer", ANSWERS)
+def test_appending_unrelated_words_never_raises_any_component_or_total(answer: str) -> None:
+    scorer, rng = rubric(), random.Random(11)
     for citations, confidence, escalate in ((["KB-SEC-0001"], 0.9, False), ([], 0.1, False), (["KB-NET-0002"], 0.5, True)):
         previous = scorer.score(submitted(answer, citations, confidence, escalate), TASK)
         text = answer
         for _ in range(60):
-            text = f"{text} {_filler_words(TASK, rng, rng.randint(1, 12))}"
+            text = f"{text} {_unrelated_words(rng, rng.randint(1, 12))}"
             score = scorer.score(submitted(text, citations, confidence, escalate), TASK)
-            assert score.components["parsimony"] <= previous.components["parsimony"] + 1e-12, text
-            assert score.components["resolution"] <= previous.components["resolution"] + 1e-12, text
+            for name, value in score.components.items():
+                assert value <= previous.components[name] + 1e-12, (name, text)
             assert score.total <= previous.total + 1e-12, text
             previous = score
+
+
+def test_a_right_citation_on_filler_is_not_a_correct_answer() -> None:
+    filler = components(submitted(FILM, ["KB-SEC-0001"], 1.0, False))
+    assert filler["grounding"] == 1.0 and filler["calibration"] == 0.0 and filler["parsimony"] == 0.0
+
+
+def test_focus_by_hand_ticket_words_are_neutral_and_an_off_topic_opening_costs_everything() -> None:
+    # ticket terms [cert, expir, shop, site] are neutral; 7 words against a budget of 6
+    echo_then_fix = components(submitted("The shop site cert expired. Reload nginx.", [], 0.5, False))
+    assert echo_then_fix["parsimony"] == pytest.approx(6 / 7)
+    assert components(submitted("The shop site cert expired.", [], 0.5, False))["parsimony"] == 0.0
+    assert components(submitted("Hello there. Reload nginx.", [], 0.5, False))["parsimony"] == 0.0
+    # first sentence 2/2 on topic, then "thanks" makes it 2/3
+    assert components(submitted("Reload nginx now. Thanks.", [], 0.5, False))["parsimony"] == pytest.approx(2 / 3)

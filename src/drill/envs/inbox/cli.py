@@ -153,7 +153,8 @@ def evaluate(
     columns = ["policy", *(["model"] if any(r["model"] != "—" for r in rows) else []), "episodes", "reward",
                *OUTCOMES, "sources", "turns", "format_errors"]
     percent = {name: (lambda v: f"{v:.0%}") for name in OUTCOMES}
-    title = f"inbox · {split} split · {len(tasks)} questions x {seeds} seed{'s' if seeds > 1 else ''} · judge {judge}"
+    plural = "s" if seeds > 1 else ""
+    title = f"inbox · {split} split · {len(tasks)} questions x {seeds} seed{plural} · judge {judge}"
     table = summary_table(title, rows, columns, {"episodes": str, "turns": lambda v: f"{v:.1f}", **percent})
     (console if console.is_terminal else Console(width=160)).print(table)
     by_id = {t.id: t for t in tasks}
@@ -180,7 +181,8 @@ def _kind(task: object) -> str:
 
 def watch(
     task: str | None = typer.Option(None, "--task", help="Question id, e.g. q00042; default the first test question."),
-    policy: str = typer.Option("heuristic", "--policy", help="random, heuristic, oracle, llm, openai:MODEL, lora:PATH."),
+    policy: str = typer.Option("heuristic", "--policy",
+                               help="random, heuristic, oracle, llm, openai:MODEL, lora:PATH."),
     seed: int = typer.Option(0, "--seed", help="Episode seed."),
     synthetic_seed: int = SeedOpt,
     db: Path | None = DbOpt,
@@ -215,7 +217,8 @@ def watch(
         if turn.observation.error:
             console.print(f"[red]error shown to the agent:[/] {turn.observation.error}", highlight=False)
         if turn.action.raw is not None:
-            console.print(Panel(Text(turn.action.raw), title="raw model output", title_align="left", border_style="magenta"))
+            console.print(Panel(Text(turn.action.raw), title="raw model output", title_align="left",
+                                border_style="magenta"))
         if turn.action.parse_error is not None:
             console.print(f"[red]unparseable:[/] {turn.action.parse_error}")
         else:
@@ -241,9 +244,11 @@ def watch(
 
 @inbox_app.command("ingest")
 def ingest_command(
-    path: Path = typer.Argument(..., help="A maildir tree (e.g. Enron's maildir/allen-p), an mbox file, or a folder of either."),
+    path: Path = typer.Argument(..., help="A maildir tree (e.g. Enron's maildir/allen-p), an mbox file, "
+                                          "or a folder of either."),
     db: Path = typer.Option(Path("inbox.db"), "--db", help="The mail store to create or add to."),
-    user: str | None = typer.Option(None, "--user", help="Whose inbox this is (an address); default: the folder or file name."),
+    user: str | None = typer.Option(None, "--user", help="Whose inbox this is (an address); default: the folder "
+                                                        "or file name."),
     split_users: bool = typer.Option(False, "--split-users", help="Each top-level folder of PATH is one user's inbox "
                                      "(Enron's maildir/ root)."),
 ) -> None:
@@ -315,7 +320,8 @@ def generate_questions(
     if batches < 1:
         usage_error(f"--batches must be at least 1, got {batches}")
     try:
-        writer = QuestionWriter(MailStore(db, read_only=True), user, base_url, model, api_key_env, batch_size, per_batch)
+        writer = QuestionWriter(MailStore(db, read_only=True), user, base_url, model, api_key_env, batch_size,
+                                per_batch)
     except (ValueError, StoreError) as exc:
         usage_error(str(exc))
     with progress_bar() as progress:
@@ -328,7 +334,8 @@ def search_command(
     keywords: str = typer.Argument(..., help="Words that must all appear."),
     db: Path = typer.Option(Path("inbox.db"), "--db", help="The mail store."),
     user: str | None = typer.Option(None, "--user", help="The inbox; default the store's only inbox."),
-    before: str | None = typer.Option(None, "--visible-until", help="Hide mail after this UTC time (YYYY-MM-DD HH:MM:SS)."),
+    before: str | None = typer.Option(None, "--visible-until",
+                                      help="Hide mail after this UTC time (YYYY-MM-DD HH:MM:SS)."),
     limit: int = typer.Option(10, "--limit", help="How many results."),
 ) -> None:
     """Search a mail store the way the agent's search_emails tool does."""
@@ -345,5 +352,5 @@ def search_command(
     if chosen not in inboxes:
         usage_error(f"no inbox {chosen!r} in {db}")
     for hit in store.search(chosen, keywords, visible_until=before, max_results=limit):
-        console.print(Text.assemble((hit.message_id, "bold"), f" {hit.date} {hit.sender}\n  {hit.subject}\n  {hit.snippet}"),
-                      highlight=False, soft_wrap=True)
+        line = Text.assemble((hit.message_id, "bold"), f" {hit.date} {hit.sender}\n  {hit.subject}\n  {hit.snippet}")
+        console.print(line, highlight=False, soft_wrap=True)

@@ -130,7 +130,8 @@ class QuestionWriter:
         from openai import OpenAI
 
         if inbox not in store.inboxes():
-            raise ValueError(f"no inbox {inbox!r} in {store.path}; inboxes: {', '.join(store.inboxes()[:10]) or 'none'}")
+            known = ", ".join(store.inboxes()[:10]) or "none"
+            raise ValueError(f"no inbox {inbox!r} in {store.path}; inboxes: {known}")
         if batch_size < 1 or per_batch < 1:
             raise ValueError("batch size and questions per batch must be at least 1")
         self.store, self.inbox, self.model = store, inbox, model

@@ -78,7 +78,8 @@ def load_questions(path: Path) -> list[InboxQuestion]:
         try:
             questions.append(InboxQuestion.model_validate_json(line))
         except ValidationError as exc:
-            raise ValueError(f"{path}:{number}: not an inbox question: {exc.errors(include_url=False)[0]['msg']}") from exc
+            problem = exc.errors(include_url=False)[0]
+            raise ValueError(f"{path}:{number}: not an inbox question: {problem['loc']}: {problem['msg']}") from exc
     ids = [q.id for q in questions]
     if len(set(ids)) != len(ids):
         raise ValueError(f"{path}: duplicate question ids")

@@ -7,8 +7,8 @@ Components (raw value × weight, each logged on its own in the `Score`):
 | correct       | 1 if the `answered` verdict is correct (incl. "I don't know" when the inbox has no answer) | +1.0 |
 | wrong         | 1 if the verdict is wrong (a hallucination)                                | −1.0  |
 | no_answer     | 1 if the episode ended without return_final_answer                         | −0.25 |
-| sources       | correct answers only: the share of cited ids that are gold sources the agent actually retrieved (0 if none is); for a question with no answer, 1 when nothing is cited | +0.2 |
-| partial       | answers that are not correct, on answerable questions: 1 if the agent read a gold source, 0.5 if one came up in its searches | +0.1 |
+| sources       | correct answers only: share of cited ids that are retrieved gold sources (see `sources`)  | +0.2  |
+| partial       | wrong or abstained, answerable: 1 if a gold source was read, 0.5 if one was found         | +0.1  |
 | efficiency    | correct answers only: 1 − (turns − 1) / max_turns                          | +0.1  |
 | format_errors | number of invalid actions                                                  | −0.05 |
 
@@ -74,6 +74,8 @@ def no_answer(episode: Episode, task: Task) -> float:
 
 
 def sources(episode: Episode, task: Task) -> float:
+    """Correct answers: the share of cited ids that are gold sources the agent retrieved (searched or read), 0 if
+    none is; a question with no answer: 1 when nothing is cited."""
     question = _question(task)
     event = _answered(episode)
     if event is None or _verdict(episode) != "correct":
@@ -112,7 +114,7 @@ def rubric(max_turns: int = 10) -> Rubric:
         return max(0.0, 1.0 - (len(episode.turns) - 1) / max_turns)
 
     return Rubric([
-        Component("correct", correct, 1.0, "the answer is right (or 'I don't know' to a question the inbox cannot answer)"),
+        Component("correct", correct, 1.0, "the answer is right ('I don't know' where the inbox has no answer)"),
         Component("wrong", wrong, -1.0, "the answer is wrong: worse than saying 'I don't know'"),
         Component("no_answer", no_answer, -0.25, "the episode ran out of turns without an answer"),
         Component("sources", sources, 0.2, "share of cited ids that are retrieved gold sources, for correct answers"),

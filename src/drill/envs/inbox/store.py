@@ -177,7 +177,8 @@ class MailStore:
             self.conn.execute("PRAGMA synchronous = NORMAL")
             with self.conn:
                 self.conn.executescript(_SCHEMA)
-                self.conn.execute("INSERT OR IGNORE INTO store_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self.conn.execute("INSERT OR IGNORE INTO store_meta VALUES ('schema_version', ?)",
+                                  (str(SCHEMA_VERSION),))
             self._check_schema()
 
     def _check_schema(self) -> None:
@@ -186,7 +187,8 @@ class MailStore:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a Drill mail store: {exc}") from exc
         if row is None or row[0] != str(SCHEMA_VERSION):
-            raise StoreError(f"{self.path}: mail store schema {row[0] if row else 'missing'}, expected {SCHEMA_VERSION}")
+            found = row[0] if row else "missing"
+            raise StoreError(f"{self.path}: mail store schema {found}, expected {SCHEMA_VERSION}")
 
     def close(self) -> None:
         self.conn.close()
@@ -281,7 +283,8 @@ class MailStore:
         if match:
             sql = (
                 "SELECT m.message_id, m.date, m.sender, m.subject, "
-                "snippet(messages_fts, 1, '[', ']', '…', 16) FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+                "snippet(messages_fts, 1, '[', ']', '…', 16) "
+                "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
                 f"WHERE messages_fts MATCH ? AND {' AND '.join(where)} "
                 "ORDER BY bm25(messages_fts, 3.0, 1.0), m.date DESC, m.message_id LIMIT ?"
             )

@@ -362,7 +362,8 @@ class _CompanyWriter:
                 team = [self.owner, *self.colleagues(2, (ae,))]
                 when = self.say_date(meeting, sent)
                 line = self.pick([
-                    f"The {q} quarterly business review with {customer.name} is set for {when} at {time} in the {room}.",
+                    f"The {q} quarterly business review with {customer.name} is set for {when} at {time} in the "
+                    f"{room}.",
                     f"I booked the {room} for our {q} QBR with {customer.name}: {when}, {time}.",
                     f"{customer.name} confirmed {when} at {time} for the {q} business review. Room: {room}.",
                 ])
@@ -641,8 +642,9 @@ class _CompanyWriter:
                 status = self.mail(when, pm, team, f"{project} status — {_MONTHS[month - 1]}",
                                    f"Status for Project {project}, {_MONTHS[month - 1]}:\n\n- Progress: about "
                                    f"{self.rng.randint(10, 95)}% of the plan delivered\n- Risks: "
-                                   f"{self.pick(['vendor lead times', 'staffing', 'data quality', 'scope creep', 'none new'])}\n"
-                                   f"- {line}\n\n{self.sign(pm)}", attachments=(f"{project.lower()}-status-{month:02d}.pdf",))
+                                   f"{self.pick(['vendor lead times', 'staffing', 'data quality', 'scope creep'])}"
+                                   f"\n- {line}\n\n{self.sign(pm)}",
+                                   attachments=(f"{project.lower()}-status-{month:02d}.pdf",))
                 self.fact(launch_q, "date", _date_answer(launch), [status])
                 month += 1
             for service in self.rng.sample(sorted({v["service"] for v in vendors}), 2):
@@ -670,7 +672,8 @@ class _CompanyWriter:
             to = self.by_dept[department] if head == self.owner else [self.owner, *self.by_dept[department]]
             note = self.mail(sent, head, to, f"{department} offsite",
                              f"Hi team,\n\nOur {department} offsite will be at {venue['name']} in {venue['city']} on "
-                             f"{self.say_date(when, sent)}. A bus leaves the Boston office at 8:00 AM.\n\n{self.sign(head)}")
+                             f"{self.say_date(when, sent)}. A bus leaves the Boston office at 8:00 AM.\n\n"
+                             f"{self.sign(head)}")
             rsvp = when - timedelta(days=self.rng.randint(7, 12))
             self.mail(self.later(sent, 24, 120), head, to, f"RSVP: {department} offsite",
                       f"Please RSVP for the offsite by {self.say_date(rsvp, sent)} so we can confirm numbers with the "
@@ -690,7 +693,8 @@ class _CompanyWriter:
         for day_number in range(0, 366):
             today = start + timedelta(days=day_number)
             for letter in letters:
-                if sent >= budget or day_number % letter["cadence"] or (letter["cadence"] == 1 and today.weekday() >= 5):
+                weekend_daily = letter["cadence"] == 1 and today.weekday() >= 5
+                if sent >= budget or day_number % letter["cadence"] or weekend_daily:
                     continue
                 items = []
                 for _ in range(self.rng.randint(3, 6)):
@@ -714,7 +718,8 @@ class _CompanyWriter:
         noise = self.data["noise"]
         tracker = Mailbox("Kestrel Tracker", f"tracker@{self.domain}")
         calendar = Mailbox("Calendar", f"calendar@{self.domain}")
-        notifiers = [Mailbox("Kestrel IT", f"it@{self.domain}"), self.hr, Mailbox("Expensify Bot", f"expenses@{self.domain}")]
+        notifiers = [Mailbox("Kestrel IT", f"it@{self.domain}"), self.hr,
+                     Mailbox("Expensify Bot", f"expenses@{self.domain}")]
         while len(self.mails) < self.target and budget > 0:
             budget -= 1
             roll = self.rng.random()
@@ -725,7 +730,8 @@ class _CompanyWriter:
                 key = f"OPS-{self.rng.randint(100, 4999)}"
                 self.mail(when, tracker, [self.owner], f"[{key}] {topic.capitalize()}",
                           f"{self.pick(self.staff).name} {self.pick(noise['tracker_verbs'])} {key}.\n\n"
-                          f"\"{self.pick(noise['tracker_comments'])}\"\n\nView the issue: https://tracker.{self.domain}/{key}")
+                          f"\"{self.pick(noise['tracker_comments'])}\"\n\n"
+                          f"View the issue: https://tracker.{self.domain}/{key}")
             elif roll < 0.36:
                 meeting, verb = self.pick(noise["meetings"]), self.pick(noise["calendar_verbs"])
                 self.mail(when, calendar, [self.owner],
@@ -763,7 +769,8 @@ class _CompanyWriter:
             elif roll < 0.92:
                 person = self.pick(self.staff)
                 self.mail(when, person, [self.owner], self.pick(noise["social_subjects"]),
-                          f"{self.pick(noise['social_greetings'])}\n\n{self.pick(noise['social_lines'])}\n\n{person.first}")
+                          f"{self.pick(noise['social_greetings'])}\n\n{self.pick(noise['social_lines'])}\n\n"
+                          f"{person.first}")
             else:
                 vendor = self.pick(self.data["vendors"])["name"]
                 self.mail(when, Mailbox(f"{vendor} Sales", f"sales@{_ascii(vendor)}.example"), [self.owner],
@@ -894,7 +901,8 @@ def build(out_dir: Path, seed: int = 0, messages: int = DEFAULT_MESSAGES) -> tup
     return db_path, questions_path
 
 
-def synthetic_inbox(seed: int = 0, messages: int = DEFAULT_MESSAGES, cache: str | Path | None = None) -> tuple[Path, Path]:
+def synthetic_inbox(seed: int = 0, messages: int = DEFAULT_MESSAGES,
+                    cache: str | Path | None = None) -> tuple[Path, Path]:
     """The cached database and questions of the synthetic inbox, built on first use."""
     out_dir = cache_dir(cache) / "inbox"
     name = f"synthetic-v{GENERATOR_VERSION}-seed{seed}-n{messages}"

@@ -12,7 +12,8 @@ invalid `submit_resolution`. The formulas are in this package's README; in short
                Precision counts every citation, repeats included; a citation is fabricated when the
                agent never saw that id (reader: not in the prompt; agent: not in a search result or opened record).
 * calibration  0 when the escalation decision is wrong, else 1 - (confidence - correct)^2, where correct
-               means the ticket is answerable and the answer is right (grounding > 0.5 or ROUGE-L recall >= 0.5).
+               means the ticket is answerable and the answer is right: ROUGE-L recall >= 0.5, or
+               grounding > 0.5 with recall >= 0.1 (see `is_correct`).
 * parsimony    brevity x focus: brevity = min(1, budget / words), budget = max(gold words, ticket words);
                focus = the lowest share, over the answer's sentence prefixes, of its content words that occur
                in the gold (ticket words are neutral). 0 when empty.
@@ -47,7 +48,9 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 CORRECT_ROUGE_RECALL = 0.5
 """ROUGE-L recall against the gold at or above which an answer counts as correct without a gold citation."""
 CORRECT_GROUNDING = 0.5
-"""Citation grounding above which an answer counts as correct (one gold article among three cited is not)."""
+"""Citation grounding above which a cited answer can count as correct (one gold article among three cited is not)."""
+CORRECT_MIN_RECALL = 0.1
+"""A grounded answer must still cover this much of the gold (ROUGE-L recall): a right citation on filler is wrong."""
 
 
 
@@ -141,11 +144,13 @@ def grounding_score(episode: Episode, task: Task) -> float:
 
 
 def is_correct(sub: Submission, task: TriageTask) -> bool:
-    """The answer is right: escalation matches, the KB answers the ticket, and the fix is grounded or matches the gold."""
+    """The answer is right: the escalation decision matches, the KB answers the ticket, and the text covers
+    half the gold (ROUGE-L recall >= 0.5) or cites it (grounding > 0.5) while covering a tenth of it."""
     if sub.escalate != task.should_escalate or not task.answerable:
         return False
-    return (grounding_of(sub, task) > CORRECT_GROUNDING
-            or rouge_l(sub.resolution, task.gold_resolution)[1] >= CORRECT_ROUGE_RECALL)
+    recall = rouge_l(sub.resolution, task.gold_resolution)[1]
+    return recall >= CORRECT_ROUGE_RECALL or (grounding_of(sub, task) > CORRECT_GROUNDING
+                                               and recall >= CORRECT_MIN_RECALL)
 
 
 def calibration_score(episode: Episode, task: Task) -> float:
@@ -163,26 +168,31 @@ def length_budget(task: TriageTask) -> int:
 
 
 def focus(resolution: str, task: TriageTask) -> float:
-    """The lowest on-topic share of content words over the answer's sentence prefixes.
+    """The lowest on-topic share of the answer's content words, over its prefixes.
 
     A word is on topic when it occurs in the gold resolution. Words of the ticket itself are neutral
     (restating the ticket is neither an answer nor off topic), so an answer with nothing but ticket
-    words has no focus. Taking the minimum over prefixes means text appended after a finished sentence,
-    whatever it says, can never raise focus: that is what stops padding from paying.
+    words has no focus. The first sentence is judged as a whole (an answer may open with a word the
+    gold does not use); after it, the share is taken after every word. Because it is a minimum over
+    prefixes, text appended to an answer that has finished a sentence can never raise focus, whatever
+    the text says: that is what stops padding from paying.
     """
     ticket = set(content_terms(task.ticket))
     gold = set(content_terms(task.gold_resolution)) - ticket
     on = off = 0
     lowest: float | None = None
-    for sentence in split_sentences(resolution):
+    for index, sentence in enumerate(split_sentences(resolution)):
         for term in content_terms(sentence):
             if term in gold:
                 on += 1
             elif term not in ticket:
                 off += 1
-        if on + off:
-            share = on / (on + off)
-            lowest = share if lowest is None else min(lowest, share)
+            else:
+                continue
+            if index > 0:
+                lowest = min(lowest if lowest is not None else 1.0, on / (on + off))
+        if index == 0 and on + off:
+            lowest = on / (on + off)
     return lowest or 0.0
 
 
