@@ -39,6 +39,7 @@ def write_adapter(folder: Path, config: Any = None, weights: bytes | None = b"no
     (lambda tmp: write_adapter(tmp / "a", LORA_CONFIG, weights=None), "no adapter weights"),
     (lambda tmp: write_adapter(tmp / "a", {**LORA_CONFIG, "base_model_name_or_path": None}),
      "names no base_model_name_or_path"),
+    (lambda tmp: write_adapter(tmp / "a", LORA_CONFIG), "cannot read the adapter weights"),
 ])
 def test_broken_adapters_fail_before_any_model_loads(tmp_path: Path, make: Any, message: str) -> None:
     path = make(tmp_path)
@@ -47,7 +48,12 @@ def test_broken_adapters_fail_before_any_model_loads(tmp_path: Path, make: Any, 
 
 
 def test_an_unloadable_base_model_is_an_adapter_error(tmp_path: Path) -> None:
-    folder = write_adapter(tmp_path / "a", {**LORA_CONFIG, "base_model_name_or_path": str(tmp_path / "no-model")})
+    import torch
+    from safetensors.torch import save_file
+
+    folder = write_adapter(tmp_path / "a", {**LORA_CONFIG, "base_model_name_or_path": str(tmp_path / "no-model")},
+                           weights=None)
+    save_file({"base_model.model.lora_A.weight": torch.zeros(2, 2)}, folder / "adapter_model.safetensors")
     with pytest.raises(AdapterLoadError, match="its base model .* cannot be loaded"):
         load_lora(folder)
 

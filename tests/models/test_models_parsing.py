@@ -19,6 +19,7 @@ CALL = '{"name": "restart", "arguments": {"service": "db"}}'
     f"I'll restart the database.\n<tool_call>\n{CALL}\n</tool_call>\nThat should fix it.",
     f"<tool_call>{CALL}",  # closing tag stripped as a stop string by a server
     f"<tool_call>\n```json\n{CALL}\n```\n</tool_call>",
+    f"<tool_call>[{CALL}]</tool_call>",
     CALL,
     f"  {CALL}  ",
     f"The database is down, so: {CALL} and then we wait.",
@@ -58,6 +59,9 @@ def test_missing_arguments_mean_an_empty_object_and_nested_names_do_not_count_as
     (f"```json\n{CALL}\n```\nor\n```json\n{CALL}\n```", "found 2 tool calls"),
     ('Action: restart\nAction Input: {"service": "db"}\nAction: page\nAction Input: {}', "found 2 'Action:' lines"),
     ("<tool_call></tool_call>", "the <tool_call> block is empty"),
+    (f"<tool_call>[{CALL}, {CALL}]</tool_call>", "holds a list of 2 calls"),
+    ("<tool_call>[]</tool_call>", "holds a list of 0 calls"),
+    (f"[{CALL}, {CALL}]", "found 2 tool calls"),
     ("<tool_call>restart(service='db')</tool_call>", "must hold a JSON object"),
     (f"<tool_call>{CALL}}}</tool_call>", "unexpected text after the JSON object"),
     ('{"name": "restart", "arguments": ["db"]}', '"arguments" of \'restart\' must be a JSON object, got an array'),

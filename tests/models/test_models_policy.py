@@ -126,7 +126,7 @@ def test_the_conversation_is_the_roles_own_turns_with_their_errors_then_the_curr
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert [m["content"] for m in messages[1:]] == [
         "sre view 0", "restart the db please",
-        "Your last action failed: could not parse your tool call: no tool call found\n\nsre view 2", GOOD,
+        "Error from the last action: could not parse your tool call: no tool call found\n\nsre view 2", GOOD,
         "sre view 4",
     ]
     assert all("oversight view" not in m["content"] for m in messages)
@@ -140,7 +140,7 @@ def test_history_is_cut_oldest_first_to_the_budget_keeping_system_and_current_vi
     tight = LLMPolicy(ScriptedChatModel([]), INFO, PolicyOptions(max_prompt_chars=system_chars + 500 + last_pair))
     messages = tight.conversation(policy_input(current, history()))
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
-    assert messages[1]["content"].startswith("(1 earlier turn of yours not shown.)\n\nYour last action failed")
+    assert messages[1]["content"].startswith("(1 earlier turn of yours not shown.)\n\nError from the last action")
     assert messages[-1]["content"] == "x" * 500
 
     nothing_fits = LLMPolicy(ScriptedChatModel([]), INFO, PolicyOptions(max_prompt_chars=10))

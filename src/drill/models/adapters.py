@@ -90,6 +90,7 @@ def load_lora(path: str | Path, base_model: str | None = None) -> tuple[Transfor
     from peft import PeftModel
     from peft.utils import get_peft_model_state_dict
 
+    saved = _read_weights(weights)
     try:
         model, tokenizer, base_id = fresh_model(base)
     except ModelLoadError as exc:
@@ -99,7 +100,6 @@ def load_lora(path: str | Path, base_model: str | None = None) -> tuple[Transfor
             # PEFT only warns about missing keys; the tensor check below turns them into an error.
             warnings.filterwarnings("ignore", message="Found missing adapter keys")
             peft_model = PeftModel.from_pretrained(model, str(folder), is_trainable=False)
-        saved = _read_weights(weights)
     except (RuntimeError, ValueError, KeyError, OSError, TypeError, AttributeError) as exc:
         raise AdapterLoadError(f"{folder}: PEFT could not apply the adapter to {base_id}: "
                                f"{type(exc).__name__}: {_reason(exc)}") from exc
@@ -126,13 +126,21 @@ def load_lora(path: str | Path, base_model: str | None = None) -> tuple[Transfor
 
 
 def _read_weights(path: Path) -> dict[str, Any]:
+    """The tensors in an adapter's weights file; AdapterLoadError when the file cannot be read as tensors."""
+    import pickle
+
     import torch
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
 
-    if path.suffix == ".safetensors":
-        from safetensors.torch import load_file
-
-        return load_file(str(path))
-    return torch.load(path, map_location="cpu", weights_only=True)
+    try:
+        tensors = load_file(str(path)) if path.suffix == ".safetensors" else torch.load(
+            path, map_location="cpu", weights_only=True)
+    except (SafetensorError, pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
+        raise AdapterLoadError(f"{path}: cannot read the adapter weights: {_reason(exc)}") from exc
+    if not isinstance(tensors, dict) or not tensors:
+        raise AdapterLoadError(f"{path}: the adapter weights file holds no tensors")
+    return tensors
 
 
 def _reason(exc: BaseException, limit: int = 400) -> str:

@@ -3,7 +3,8 @@
 Accepted forms (the first that is present decides):
 
 1. Hermes tags: `<tool_call>{"name": "restart", "arguments": {"service": "db"}}</tool_call>`.
-   A missing closing tag is accepted when the JSON inside is complete (servers strip stop strings).
+   A missing closing tag is accepted when the JSON inside is complete (servers strip stop strings),
+   and so is a one-element list inside the tags (`<tool_call>[{...}]</tool_call>`, SmolLM2's own form).
 2. ReAct with a named action: `Action: restart` then `Action Input: {"service": "db"}`.
 3. A JSON object anywhere in the text: bare, inside a ```json fence, or after `Action:` in the
    `Thought: ... Action: {...}` form, with prose around it allowed.
@@ -80,12 +81,17 @@ def _call_from_block(block: str) -> tuple[str, dict[str, Any]]:
     inner = _FENCE.sub("", block).strip()
     if not inner:
         raise ToolCallParseError(f"the <tool_call> block is empty; put the JSON call inside it: {EXAMPLE_CALL}")
-    if not inner.startswith("{"):
+    if not inner.startswith(("{", "[")):
         raise ToolCallParseError(f"the <tool_call> block must hold a JSON object, but starts with {_snippet(inner)}")
     value, end = _decode(inner, 0)
     rest = inner[end:].strip()
     if rest:
         raise ToolCallParseError(f"unexpected text after the JSON object in <tool_call>: {_snippet(rest)}")
+    if isinstance(value, list):  # SmolLM2 / APIGen write a list of calls: one is fine, more are not
+        if len(value) != 1:
+            raise ToolCallParseError(f"the <tool_call> block holds a list of {len(value)} calls; send exactly one "
+                                     "call per turn" + (" (none of them was executed)" if value else ""))
+        value = value[0]
     return _normalise(value)
 
 

@@ -63,7 +63,7 @@ def reply_format(react: bool, native_tools: bool) -> str:
 
 def render_observation(observation: Observation) -> str:
     if observation.error:
-        return f"Your last action failed: {observation.error}\n\n{observation.content}"
+        return f"Error from the last action: {observation.error}\n\n{observation.content}"
     return observation.content
 
 

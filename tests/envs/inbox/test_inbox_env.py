@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -52,6 +57,27 @@ def test_synthetic_inbox_is_deterministic_and_big_enough() -> None:
     for q in first.questions:  # a question text never sits in both splits
         by_question.setdefault(q.question, set()).add(q.split)
     assert all(len(s) == 1 for s in by_question.values())
+
+
+_DIGEST = """
+import hashlib
+from drill.envs.inbox.synthetic import generate
+inbox, digest = generate(0), hashlib.sha256()
+for mail in inbox.mails:
+    digest.update(mail.rfc822())
+for question in inbox.questions:
+    digest.update(question.model_dump_json().encode())
+print(digest.hexdigest())
+"""
+
+
+def test_synthetic_inbox_is_the_same_in_another_process() -> None:
+    here: dict[str, str] = {}
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        exec(_DIGEST, here)  # noqa: S102 (the same code, in this process)
+    other = subprocess.run([sys.executable, "-c", _DIGEST], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": "12345"})
+    assert other.stdout == out.getvalue() and len(out.getvalue().strip()) == 64
 
 
 def test_every_answer_is_stated_by_its_sources_before_the_question_is_asked() -> None:

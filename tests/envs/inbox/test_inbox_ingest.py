@@ -273,3 +273,14 @@ def test_the_synthetic_inbox_survives_a_round_trip_through_mbox(tmp_path: Path, 
         assert (stored.subject, stored.sender, stored.sender_name, stored.date, stored.body, stored.recipients,
                 stored.attachments) == (expected.subject, expected.sender, expected.sender_name, expected.date,
                                         expected.body, expected.recipients, expected.attachments)
+
+
+def test_a_sqlite_without_fts5_is_reported_clearly() -> None:
+    from drill.envs.inbox.store import StoreError, _check_fts5
+
+    class NoFTS5:  # stands in for a connection to an SQLite built without FTS5
+        def execute(self, sql: str) -> None:
+            raise sqlite3.OperationalError("no such module: fts5")
+
+    with pytest.raises(StoreError, match="has no FTS5 full-text search .*no such module: fts5"):
+        _check_fts5(NoFTS5())  # type: ignore[arg-type]

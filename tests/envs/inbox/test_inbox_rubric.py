@@ -13,9 +13,6 @@ from drill.envs.inbox import InboxEnv, InboxQuestion, baselines, load, rubric
 from drill.envs.inbox.baselines import HeuristicPolicy, search_keywords
 from drill.envs.inbox.questions import IDK, match_verdict
 
-Script = Callable[[InboxQuestion, list[str]], list[Action]]
-"""Actions for a question, given the ids the search returned (for scripts that cite what they found)."""
-
 
 @pytest.fixture(scope="session")
 def cache(tmp_path_factory: pytest.TempPathFactory) -> str:

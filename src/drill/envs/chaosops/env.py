@@ -196,7 +196,7 @@ class ChaosOpsEnv(Env):
         return TOOLS
 
     def _apply(self, tool: str, arguments: dict[str, Any]) -> StepResult:
-        world, role = self.world, self._role
+        world, role = self.world, self.acting_role
         if tool == "noop":
             outcome = ActionOutcome("you waited.")
         elif tool == "communicate":
@@ -220,17 +220,13 @@ class ChaosOpsEnv(Env):
         return self._finish(events, outcome.done)
 
     def _reject(self, action: Action, message: str) -> StepResult:
-        role, step = self._role, self.world.step
+        role, step = self.acting_role, self.world.step
         self._last[role] = f"rejected at step {step}: {message}"
         event = Event(name="invalid_action", step=step, role=role,
                       data={"tool": action.tool[:80], "reason": message[:300]})
         return self._finish([event], False, error=f"{role}'s action was rejected: {message}")
 
     # -- turn order ------------------------------------------------------------------------------
-
-    @property
-    def _role(self) -> str:
-        return ROLES[self._turn]
 
     def _finish(self, events: list[Event], resolved: bool, error: str | None = None) -> StepResult:
         world, task = self.world, self._task
@@ -246,7 +242,7 @@ class ChaosOpsEnv(Env):
         return StepResult(observation=self._observation(error, done), events=events, done=done)
 
     def _observation(self, error: str | None = None, done: bool = False) -> Observation:
-        world, task, role = self.world, self._task, self._role
+        world, task, role = self.world, self._task, self.acting_role
         assert task is not None
         content = render_view(world, role, task.step_budget, self._last.get(role))
         if done:

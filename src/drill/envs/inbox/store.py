@@ -280,23 +280,29 @@ class MailStore:
             where.append("m.date <= ?")
             params.append(visible_until)
         match = fts_query(keywords)
-        if match:
-            sql = (
-                "SELECT m.message_id, m.date, m.sender, m.subject, "
-                "snippet(messages_fts, 1, '[', ']', '…', 16) "
-                "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-                f"WHERE messages_fts MATCH ? AND {' AND '.join(where)} "
-                "ORDER BY bm25(messages_fts, 3.0, 1.0), m.date DESC, m.message_id LIMIT ?"
-            )
-            rows = self.conn.execute(sql, [match, *params, max_results]).fetchall()
-        else:
-            sql = (
+        if not match:
+            rows = self.conn.execute(
                 "SELECT m.message_id, m.date, m.sender, m.subject, substr(m.body, 1, 120) FROM messages m "
-                f"WHERE {' AND '.join(where)} ORDER BY m.date DESC, m.message_id LIMIT ?"
-            )
-            rows = self.conn.execute(sql, [*params, max_results]).fetchall()
-        return [SearchHit(message_id=r[0], date=r[1] or "", sender=r[2], subject=r[3],
-                          snippet=" ".join(r[4].split())) for r in rows]
+                f"WHERE {' AND '.join(where)} ORDER BY m.date DESC, m.message_id LIMIT ?", [*params, max_results],
+            ).fetchall()
+            return [SearchHit(r[0], r[1] or "", r[2], r[3], " ".join(r[4].split())) for r in rows]
+        # CROSS JOIN keeps the full-text index as the outer loop: left to itself the planner may walk the
+        # date index and re-run the MATCH for every message. Snippets are made only for the rows returned.
+        ranked = self.conn.execute(
+            "SELECT m.id, m.message_id, m.date, m.sender, m.subject "
+            "FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid "
+            f"WHERE messages_fts MATCH ? AND {' AND '.join(where)} "
+            "ORDER BY bm25(messages_fts, 3.0, 1.0), m.date DESC, m.message_id LIMIT ?",
+            [match, *params, max_results],
+        ).fetchall()
+        if not ranked:
+            return []
+        marks = ",".join("?" * len(ranked))
+        snippets = dict(self.conn.execute(
+            "SELECT rowid, snippet(messages_fts, 1, '[', ']', '…', 16) FROM messages_fts "
+            f"WHERE messages_fts MATCH ? AND rowid IN ({marks})", [match, *(r[0] for r in ranked)],
+        ).fetchall())
+        return [SearchHit(r[1], r[2] or "", r[3], r[4], " ".join(snippets[r[0]].split())) for r in ranked]
 
     def read(self, inbox: str, message_id: str, visible_until: str | None = None) -> StoredMessage | None:
         """One message of `inbox`, or None if there is none with that id (or it is later than `visible_until`)."""

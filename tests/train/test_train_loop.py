@@ -1,0 +1,210 @@
+"""The GRPO loop end to end on a small multi-turn environment written for the test.
+
+A two-role "relay" (writer, critic, writer) where the model plays the writer and a scripted critic
+answers; the reward reads the writer's raw outputs, so groups differ. The model is a tiny random
+Llama with the embedded SmolLM2 tokenizer (saved once per module), so steps take a fraction of a
+second; one test runs the embedded model itself through `drill train`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from drill.core import Action, Component, Env, Event, Observation, PolicyInfo, Rubric, StepResult, Task, Tool
+from drill.train import BaseModel, GRPOConfig, TrainingStopped, train
+from drill.train.checkpoint import list_checkpoints
+from drill.train.target import TrainTarget
+
+pytestmark = pytest.mark.slow
+
+
+def say(text: str) -> None:
+    """Say something.
+
+    Args:
+        text: What to say.
+    """
+
+
+class RelayTask(Task):
+    tier: str
+
+
+class RelayEnv(Env):
+    name = "relay"
+    roles = ("writer", "critic")
+    _TOOLS = {"say": Tool.from_function(say)}
+
+    def tasks(self, split: str = "test") -> list[Task]:
+        return [RelayTask(id=f"{split}-{i}", split="train" if split == "train" else "test",
+                          tier="easy" if i % 2 else "hard") for i in range(4)]
+
+    def _obs(self, error: str | None = None) -> Observation:
+        return Observation(role=self.roles[self.turn % 2], content=f"Turn {self.turn} of {self.task.id}.",
+                           step=self.turn, error=error, tools=[t.spec for t in self._TOOLS.values()],
+                           instructions="Say something.")
+
+    def _reset(self, task: Task, seed: int) -> Observation:
+        self.task, self.turn = task, 0
+        return self._obs()
+
+    def _tools(self) -> Mapping[str, Tool]:
+        return self._TOOLS
+
+    def _next(self, events: list[Event]) -> StepResult:
+        self.turn += 1
+        return StepResult(observation=self._obs(), events=events, done=self.turn >= 3)
+
+    def _apply(self, tool: str, arguments: dict[str, Any]) -> StepResult:
+        return self._next([Event(name="said", step=self.turn)])
+
+    def _reject(self, action: Action, message: str) -> StepResult:
+        return self._next([Event(name="invalid_action", step=self.turn, data={"reason": message})])
+
+
+class Critic:
+    info = PolicyInfo(name="critic")
+
+    def act(self, inputs: Any) -> list[Action]:
+        return [Action.call("say", text="ok") for _ in inputs]
+
+
+def _writer_text(episode: Any) -> str:
+    return "".join(t.action.raw or "" for t in episode.turns if t.role == "writer")
+
+
+def relay_rubric(bonus: float = 1.0, constant: bool = False) -> Rubric:
+    if constant:
+        return Rubric([Component("flat", lambda ep, task: 1.0)])
+    return Rubric([Component("length", lambda ep, task: len(_writer_text(ep)) / 100, bonus),
+                   Component("e_count", lambda ep, task: _writer_text(ep).count("e") / 10, 1.0)])
+
+
+RELAY = TrainTarget(name="relay", make_env=RelayEnv, rubric_factory=relay_rubric,
+                    baselines={"oracle": Critic, "heuristic": Critic, "random": Critic})
+FLAT = TrainTarget(name="relay", make_env=RelayEnv, rubric_factory=lambda: relay_rubric(constant=True),
+                   baselines={"oracle": Critic, "heuristic": Critic, "random": Critic})
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from drill.models.local import EMBEDDED_GGUF, embedded_model_folder
+
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    tokenizer = AutoTokenizer.from_pretrained(embedded_model_folder(), gguf_file=EMBEDDED_GGUF)
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                         tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
+                         eos_token_id=tokenizer.eos_token_id)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture()
+def tiny_base(tiny_model_dir: Path) -> Iterator[BaseModel]:
+    from drill.models.local import fresh_model, load_local
+
+    load_local(str(tiny_model_dir))
+    model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
+    yield BaseModel(model=model, tokenizer=tokenizer, model_id=model_id)
+
+
+def _config(tiny_model_dir: Path, out: Path, **changes: Any) -> GRPOConfig:
+    settings: dict[str, Any] = dict(
+        env="relay", model=str(tiny_model_dir), roles=["writer"], group_size=3, tasks_per_step=2, max_new_tokens=12,
+        steps=3, checkpoint_every=1, output_dir=out, eval_tasks=0, curriculum="easy:2,hard:2",
+        weight_schedules=["bonus=2->1@3", "e_count=0.5"], kl_beta=0.04, ppo_epochs=2)
+    settings.update(changes)
+    return GRPOConfig(**settings)
+
+
+def _adapter(path: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(path / "adapter_model.safetensors")
+
+
+def test_tiny_run_trains_logs_checkpoints_and_resumes_exactly(tiny_model_dir: Path, tiny_base: BaseModel,
+                                                               tmp_path: Path) -> None:
+    from drill.models.local import fresh_model
+
+    straight = train(_config(tiny_model_dir, tmp_path / "straight", eval_tasks=2, eval_baselines=["oracle"]),
+                     target=RELAY, base=tiny_base)
+    records = straight.metrics
+    assert [r["step"] for r in records] == [1, 2, 3]
+    assert [r["stage"] for r in records] == ["easy", "easy", "hard"]
+    assert [r["weight/bonus"] for r in records] == [2.0, 1.5, 1.0]
+    for r in records:
+        assert {"reward/total", "reward/length", "reward/e_count", "loss", "kl", "clip_fraction", "tokens_per_s",
+                "step_s", "completion_tokens_mean", "zero_variance_groups"} <= set(r)
+        assert r["samples"] == 12  # 2 tasks x 3 episodes x 2 writer turns; the critic's turns give none
+    assert records[0]["kl"] == 0.0 and records[-1]["kl"] > 0.0  # the adapter starts as the base model
+    assert (tmp_path / "straight" / "learning_curve.png").stat().st_size > 0
+    lora_b = {k: v for k, v in _adapter(straight.adapter_dir).items() if "lora_B" in k}
+    assert lora_b and all(v.abs().max() > 0 for v in lora_b.values())  # LoRA B starts at zero: it moved
+    config = json.loads((straight.adapter_dir / "adapter_config.json").read_text())
+    assert config["base_model_name_or_path"] == str(tiny_model_dir)
+    assert [row["policy"] for row in straight.evaluation] == ["trained", "untrained", "oracle"]
+    assert straight.evaluation[0]["adapter"] != "—"
+    assert (tmp_path / "straight" / "heldout.json").is_file()
+
+    # the same run killed after step 2 and resumed: identical steps, data order and final weights
+    model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
+    train(_config(tiny_model_dir, tmp_path / "split", steps=2), target=RELAY,
+          base=BaseModel(model, tokenizer, model_id))
+    assert [p.name for p in list_checkpoints(tmp_path / "split")] == ["step-000001", "step-000002"]
+    state = json.loads((tmp_path / "split" / "checkpoints" / "step-000002" / "state.json").read_text())
+    assert state["step"] == 2 and state["data_position"] == {"easy": 4, "hard": 0}
+    with pytest.raises(ValueError, match="already holds a training run"):
+        train(_config(tiny_model_dir, tmp_path / "split"), target=RELAY, base=BaseModel(model, tokenizer, model_id))
+    model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
+    resumed = train(_config(tiny_model_dir, tmp_path / "split", resume=True), target=RELAY,
+                    base=BaseModel(model, tokenizer, model_id))
+    assert [r["step"] for r in resumed.metrics] == [1, 2, 3]
+    assert [r["tasks"] for r in resumed.metrics] == [r["tasks"] for r in records]
+    assert resumed.metrics[-1]["reward/total"] == records[-1]["reward/total"]
+    final, expected = _adapter(resumed.adapter_dir), _adapter(straight.adapter_dir)
+    assert all(torch.equal(final[k], expected[k]) for k in expected)
+
+
+def test_zero_variance_groups_are_counted_and_give_no_update(tiny_model_dir: Path, tiny_base: BaseModel,
+                                                             tmp_path: Path) -> None:
+    result = train(_config(tiny_model_dir, tmp_path, steps=2, kl_beta=0.0, weight_schedules=[], ppo_epochs=1),
+                   target=FLAT, base=tiny_base)
+    for record in result.metrics:
+        assert record["zero_variance_groups"] == record["groups"] == 2
+        assert record["trained_samples"] == 0 and record["samples"] == 12 and record["grad_norm"] == 0.0
+    assert all(v.abs().max() == 0 for k, v in _adapter(result.adapter_dir).items() if "lora_B" in k)
+
+
+def _hook_training_logits(model: Any, change: Any) -> None:
+    """Alter the logits only in gradient-enabled passes (the training forward), not in generation or the reference."""
+    def hook(module: Any, inputs: Any, output: torch.Tensor) -> torch.Tensor:
+        return change(output) if torch.is_grad_enabled() else output
+
+    model.lm_head.register_forward_hook(hook)
+
+
+def test_nan_guard_stops_with_the_step_number(tiny_model_dir: Path, tiny_base: BaseModel, tmp_path: Path) -> None:
+    _hook_training_logits(tiny_base.model, lambda out: out * float("nan"))
+    with pytest.raises(TrainingStopped, match="step 1: the loss is nan") as stopped:
+        train(_config(tiny_model_dir, tmp_path), target=RELAY, base=tiny_base)
+    assert stopped.value.step == 1
+    assert not list_checkpoints(tmp_path)
+
+
+def test_kl_abort_threshold_stops_the_run(tiny_model_dir: Path, tiny_base: BaseModel, tmp_path: Path) -> None:
+    _hook_training_logits(tiny_base.model, lambda out: out + 30.0 * torch.sin(torch.arange(out.shape[-1]) * 1.0))
+    with pytest.raises(TrainingStopped, match="exceeds kl_abort=0.5") as stopped:
+        train(_config(tiny_model_dir, tmp_path, kl_abort=0.5), target=RELAY, base=tiny_base)
+    assert stopped.value.step == 1
