@@ -48,7 +48,7 @@ def test_the_embedded_model_plays_chaosops_with_one_batched_call_per_turn(
 
     monkeypatch.setattr(embedded_model, "generate", counted)
     policies = resolve_policies("oracle,sre=llm", chaosops.ChaosOpsEnv.roles, chaosops.baselines,
-                                LLMOptions(max_new_tokens=32))
+                                LLMOptions(max_new_tokens=16))
     task = chaosops.load().task("autoscaler_cost_cut-easy")
     episodes = run_episodes(chaosops.load, [(task, 0), (task, 1)], policies, chaosops.rubric())
 
@@ -64,7 +64,7 @@ def test_the_embedded_model_plays_chaosops_with_one_batched_call_per_turn(
     for turn in sre_turns:
         action, generation = turn.action, turn.action.generation
         assert generation is not None and action.raw == generation.text
-        assert generation.prompt_token_ids and 0 < len(generation.token_ids) <= 32
+        assert generation.prompt_token_ids and 0 < len(generation.token_ids) <= 16
         assert len(generation.logprobs) == len(generation.token_ids) and generation.model == EMBEDDED_MODEL_ID
         rejections = [e.data["reason"] for e in turn.events if e.name == "invalid_action"]
         if action.parse_error is not None:  # a recorded parse error, answered by the env with the parser's words
@@ -74,28 +74,29 @@ def test_the_embedded_model_plays_chaosops_with_one_batched_call_per_turn(
 
 
 @pytest.mark.slow
-def test_drill_eval_and_watch_run_llm_and_lora_policies_per_role(
+def test_drill_eval_and_watch_run_a_lora_adapter_for_one_role(
         tmp_path: Path, embedded_model: TransformersChatModel) -> None:
     from test_models_adapters import make_adapter  # the same real LoRA adapter the adapter tests build
 
     adapter = tmp_path / "adapter"
     sha = make_adapter(adapter)
+    spec = f"oracle,sre=lora:{adapter}"
     out = tmp_path / "report"
     runner = CliRunner()
-    result = runner.invoke(app, ["eval", "chaosops", "--policy", "oracle,sre=llm", "--policy",
-                                 f"oracle,sre=lora:{adapter}", "--seeds", "1", "--failure", "db_deadlock",
-                                 "--tier", "easy", "--max-new-tokens", "24", "--out", str(out)])
+    result = runner.invoke(app, ["eval", "chaosops", "--policy", "oracle", "--policy", spec, "--seeds", "1",
+                                 "--failure", "db_deadlock", "--tier", "easy", "--max-new-tokens", "16",
+                                 "--out", str(out)])
     assert result.exit_code == 0, result.output
+    assert sha[:12] in result.output, "the table names the adapter by its hash"
     payload = json.loads((out / "results.json").read_text())
     models = {row["policy"]: row["model"] for row in payload["summary"]}
-    assert models["oracle,sre=llm"] == f"sre: {EMBEDDED_MODEL_ID} [ok]"
-    assert models[f"oracle,sre=lora:{adapter}"] == f"sre: {EMBEDDED_MODEL_ID} + {adapter.resolve()} ({sha[:12]}) [ok]"
+    assert models == {"oracle": "—", spec: f"sre: {EMBEDDED_MODEL_ID} + {adapter.resolve()} ({sha[:12]}) [ok]"}
     lora_episode = next(e for e in payload["episodes"] if e["policies"]["sre"]["kind"] == "lora")
     assert lora_episode["policies"]["sre"]["adapter_sha256"] == sha
     assert all(t["action"]["raw"] is not None for t in lora_episode["turns"] if t["role"] == "sre")
 
-    watched = runner.invoke(app, ["watch", "chaosops", "--policy", "oracle,sre=llm", "--failure", "db_deadlock",
-                                  "--tier", "easy", "--max-new-tokens", "24"])
+    watched = runner.invoke(app, ["watch", "chaosops", "--policy", spec, "--failure", "db_deadlock",
+                                  "--tier", "easy", "--max-new-tokens", "16"])
     assert watched.exit_code == 0, watched.output
     assert "raw model output" in watched.output
     assert "unparseable:" in watched.output or "sre ->" in watched.output

@@ -309,16 +309,17 @@ def episode_seed(seed: int, step: int, group: int) -> int:
 
 
 def training_problem(loss: float, grad_norm: float, kl_mean: float | None, kl_abort: float | None) -> str | None:
-    """Why the update must not be applied, or None."""
+    """Why the update must not be applied (every reason found), or None."""
+    problems = []
     if not np.isfinite(loss):
-        return f"the loss is {loss} (not finite); no update was applied"
-    if not np.isfinite(grad_norm):
-        return f"the gradient norm is {grad_norm} (not finite); no update was applied"
+        problems.append(f"the loss is {loss} (not finite)")
     if kl_mean is not None and not np.isfinite(kl_mean):
-        return f"the KL to the reference is {kl_mean} (not finite); no update was applied"
-    if kl_abort is not None and kl_mean is not None and kl_mean > kl_abort:
-        return f"the mean KL to the reference {kl_mean:.4f} exceeds kl_abort={kl_abort}; no update was applied"
-    return None
+        problems.append(f"the KL to the reference is {kl_mean} (not finite)")
+    elif kl_abort is not None and kl_mean is not None and kl_mean > kl_abort:
+        problems.append(f"the mean KL to the reference {kl_mean:.4f} exceeds kl_abort={kl_abort}")
+    if not np.isfinite(grad_norm):
+        problems.append(f"the gradient norm is {grad_norm} (not finite)")
+    return "; ".join(problems) + "; no update was applied" if problems else None
 
 
 def step_record(step: int, stage: str, tasks: list[Any], episodes: list[Any], groups: list[Any],

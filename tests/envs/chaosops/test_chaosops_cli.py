@@ -9,6 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from drill.cli import app
+from drill.core import PolicyInfo
+from drill.envs import chaosops
+from drill.envs.chaosops.baselines import HeuristicPolicy, OraclePolicy
+from drill.envs.chaosops.cli import run_matrix, summarize
+from drill.envs.chaosops.env import TASKS, ChaosOpsEnv
 
 runner = CliRunner()
 
@@ -67,6 +72,25 @@ def test_eval_usage_errors_are_one_line(tmp_path: Path, args: list[str], message
 def test_watch_usage_errors_exit_2(args: list[str]) -> None:
     result = runner.invoke(app, ["watch", "chaosops", *args])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+
+
+class AdapterOracle(OraclePolicy):
+    """A test seam: the oracle, labelled as a LoRA policy, to check what the table shows for model rows."""
+
+    info = PolicyInfo(name="lora:runs/a", kind="lora", model="SmolLM2-135M-Instruct", adapter_path="runs/a",
+                      adapter_sha256="0123456789abcdef0123", load_status="ok")
+
+
+def test_model_rows_show_model_adapter_sha_and_load_status() -> None:
+    heuristic, adapter = HeuristicPolicy(), AdapterOracle()
+    specs = {"heuristic,oversight=lora:runs/a": {role: adapter if role == "oversight" else heuristic
+                                                 for role in ChaosOpsEnv.roles}}
+    tasks = [t for t in TASKS["test"] if t.tier == "easy"]
+    played = run_matrix(specs, tasks, 1, chaosops.rubric())
+    row = summarize("heuristic,oversight=lora:runs/a", "easy", played["heuristic,oversight=lora:runs/a"],
+                    {t.id: t for t in tasks})
+    assert row["model"] == "oversight: SmolLM2-135M-Instruct + runs/a (0123456789ab) [ok]"
+    assert row["rogue_caught"] == 1.0 and row["false_positive_flags"] == 0.0
 
 
 def test_unknown_environment_exits_2() -> None:

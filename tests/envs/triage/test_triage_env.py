@@ -165,5 +165,5 @@ def test_missing_corpus_file_is_named(tmp_path: Path) -> None:
     folder = tmp_path / "corpus"
     shutil.copytree(FIXTURE, folder)
     (folder / "tickets.json").unlink()
-    with pytest.raises(CorpusError, match="tickets.json does not exist"):
+    with pytest.raises(CorpusError, match=r"tickets\.json does not exist"):
         load_corpus(folder)

@@ -7,6 +7,7 @@ heuristic's submission in one way, so any difference in score comes from that on
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from drill.core import Action, Episode, PolicyInfo, PolicyInput, check_env, run_episodes
+from drill.core import Action, Episode, Policy, PolicyInfo, PolicyInput, check_env, run_episodes
 from drill.envs import triage
 from drill.envs.triage import TriageTask
 from drill.envs.triage.env import ticket_from_observation
@@ -41,8 +42,6 @@ def _submit(args: dict[str, Any], **changes: Any) -> Action:
 
 def _shown_ids(inp: PolicyInput) -> list[str]:
     """Every id the episode has shown so far, in order."""
-    import re
-
     text = "\n".join([*(t.observation.content for t in inp.history), inp.observation.content])
     return list(dict.fromkeys(re.findall(r"\b(?:KB-[A-Z]+-\d+|TCK-\d+|INC-\d+)\b", text)))
 
@@ -85,16 +84,15 @@ class Degenerate:
 
     def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
         return [self.rewrite(dict(a.arguments), inp) if a.tool == "submit_resolution" else a
-                for a, inp in zip(self.heuristic.act(inputs), inputs)]
+                for a, inp in zip(self.heuristic.act(inputs), inputs, strict=True)]
 
 
 @cache
 def _play(mode: str, name: str) -> tuple[Episode, ...]:
-    env = triage.load(mode=mode)
-    policy = {"heuristic": triage.HeuristicPolicy(), "oracle": triage.OraclePolicy()}.get(name)
-    jobs = [(t, 0) for t in env.tasks("test")]
-    return tuple(run_episodes(lambda: triage.load(mode=mode), jobs, policy or Degenerate(name, GALLERY[name][1]),
-                              triage.rubric()))
+    policy: Policy = (triage.HeuristicPolicy() if name == "heuristic" else triage.OraclePolicy() if name == "oracle"
+                      else Degenerate(name, GALLERY[name][1]))
+    jobs = [(t, 0) for t in triage.load(mode=mode).tasks("test")]
+    return tuple(run_episodes(lambda: triage.load(mode=mode), jobs, policy, triage.rubric()))
 
 
 def _mean(episodes: Sequence[Episode], component: str | None = None) -> float:

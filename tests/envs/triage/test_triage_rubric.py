@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -17,8 +18,9 @@ from drill.envs.triage import DEFAULT_WEIGHTS, TriageTask, rubric
 from drill.envs.triage.rubric import length_budget, parsimony_score, submission
 from drill.envs.triage.text import content_terms, words
 
-TASK = TriageTask(id="T-9001", ticket="cert expired on shop site", gold_resolution="Renew the certificate and reload nginx.",
-                  gold_article_ids=["KB-SEC-0001"], should_escalate=False, answerable=True, area="security")
+TASK = TriageTask(id="T-9001", ticket="cert expired on shop site",
+                  gold_resolution="Renew the certificate and reload nginx.", gold_article_ids=["KB-SEC-0001"],
+                  should_escalate=False, answerable=True, area="security")
 UNANSWERABLE = TriageTask(id="T-9002", ticket="the coffee machine on floor 2 leaks water everywhere",
                           gold_resolution="No article covers this; escalate to facilities.", gold_article_ids=[],
                           should_escalate=True, answerable=False, area="infrastructure")
@@ -26,7 +28,7 @@ SEEN = ["KB-SEC-0001", "KB-NET-0002", "KB-INF-0001"]
 
 
 def submitted(resolution: str, citations: list[str], confidence: float, escalate: bool,
-              seen: list[str] = SEEN, extra: list[Event] = ()) -> Episode:  # type: ignore[assignment]
+              seen: list[str] = SEEN, extra: Sequence[Event] = ()) -> Episode:
     event = Event(name="submitted", step=1, role="agent", data={
         "resolution": resolution, "citations": json.dumps(citations), "confidence": confidence,
         "escalate": escalate, "seen_ids": json.dumps(seen)})
@@ -175,7 +177,9 @@ def test_no_appended_text_raises_parsimony_and_the_check_catches_an_inverted_bra
 @pytest.mark.parametrize("answer", ANSWERS)
 def test_appending_unrelated_words_never_raises_any_component_or_total(answer: str) -> None:
     scorer, rng = rubric(), random.Random(11)
-    for citations, confidence, escalate in ((["KB-SEC-0001"], 0.9, False), ([], 0.1, False), (["KB-NET-0002"], 0.5, True)):
+    choices: tuple[tuple[list[str], float, bool], ...] = (
+        (["KB-SEC-0001"], 0.9, False), ([], 0.1, False), (["KB-NET-0002"], 0.5, True))
+    for citations, confidence, escalate in choices:
         previous = scorer.score(submitted(answer, citations, confidence, escalate), TASK)
         text = answer
         for _ in range(60):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ def test_model_text_goes_through_the_normal_action_path() -> None:
     parsing = pytest.importorskip("drill.models.parsing")
     target = triage.reader_target(data_dir=FIXTURE)
     task = target.tasks("test")[0]
-    call = {"name": "submit_resolution", "arguments": {
+    call: dict[str, Any] = {"name": "submit_resolution", "arguments": {
         "resolution": "Set the VPN DNS servers to 10.0.0.53 and 10.0.1.53, reconnect and flush the DNS cache.",
         "citations": ["KB-NET-0002"], "confidence": 0.8, "escalate": False}}
     good = target.score(task, 0, parsing.parse_action(f"<tool_call>{json.dumps(call)}</tool_call>"))

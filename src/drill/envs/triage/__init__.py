@@ -17,7 +17,14 @@ from pathlib import Path
 from drill.core.policy import Policy
 from drill.envs.triage.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
 from drill.envs.triage.corpus import (
-    DEFAULT_DATA_DIR, Article, Corpus, CorpusError, Incident, Ticket, TriageTask, load_corpus,
+    DEFAULT_DATA_DIR,
+    Article,
+    Corpus,
+    CorpusError,
+    Incident,
+    Ticket,
+    TriageTask,
+    load_corpus,
 )
 from drill.envs.triage.env import MODES, TriageEnv
 from drill.envs.triage.rubric import DEFAULT_WEIGHTS, rubric

@@ -180,7 +180,8 @@ def evaluate(
 def watch(
     mode: str = ModeOpt,
     task: str | None = typer.Option(None, "--task", help="Task id, e.g. T-0001; default the first test task."),
-    policy: str = typer.Option("heuristic", "--policy", help="random, heuristic, oracle, llm, openai:MODEL, lora:PATH."),
+    policy: str = typer.Option("heuristic", "--policy",
+                               help="random, heuristic, oracle, llm, openai:MODEL, lora:PATH."),
     seed: int = typer.Option(0, "--seed", help="Episode seed (reader mode: the article order)."),
     k: int = KOpt,
     turn_budget: int = BudgetOpt,

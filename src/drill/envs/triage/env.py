@@ -212,10 +212,16 @@ class TriageEnv(Env):
 
     # -- tasks and reader context ------------------------------------------------------------------
 
-    def tasks(self, split: str = "test") -> list[TriageTask]:
+    def tasks(self, split: str = "test") -> list[TriageTask]:  # type: ignore[override]  # lists are invariant
         if split not in ("train", "test"):
             raise ValueError(f"unknown split {split!r}; choose train or test")
         return [t for t in self.corpus.tasks if t.split == split]
+
+    def task(self, task_id: str) -> TriageTask:
+        for task in self.corpus.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(f"{self.name}: no task with id {task_id!r}")
 
     def reader_context(self, task: TriageTask, seed: int) -> list[Article]:
         """The articles the reader sees: every gold article plus the best BM25 distractors up to k, shuffled."""
@@ -265,9 +271,8 @@ class TriageEnv(Env):
         if tool.startswith("search_"):
             content, events = self._search(tool, arguments["query"], arguments["max_results"])
             return self._continue(content, events)
-        record_id = next(iter(arguments.values()))
-        record = {"get_article": self.corpus.articles, "get_ticket": self.corpus.tickets,
-                  "get_incident": self.corpus.incidents}[tool].get(record_id)
+        record_id = arguments[f"{tool.removeprefix('get_')}_id"]
+        record = self._records(tool).get(record_id)
         if record is None:
             kind = tool.removeprefix("get_")
             error = f"{tool}: there is no {kind} with id {record_id!r}; use an id from a search result"
@@ -290,6 +295,11 @@ class TriageEnv(Env):
         return self._continue("Your last action was rejected.", [event], message)
 
     # -- helpers -----------------------------------------------------------------------------------
+
+    def _records(self, tool: str) -> Mapping[str, Article | Ticket | Incident]:
+        if tool == "get_article":
+            return self.corpus.articles
+        return self.corpus.tickets if tool == "get_ticket" else self.corpus.incidents
 
     def _search(self, tool: str, query: str, max_results: int) -> tuple[str, list[Event]]:
         index = {"search_kb": self.search.articles, "search_tickets": self.search.tickets,

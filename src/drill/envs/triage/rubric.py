@@ -79,11 +79,13 @@ def submission(episode: Episode) -> Submission | None:
         raise ValueError(f"episode has {len(events)} submitted events; the environment allows one")
     data = events[0].data
     citations, seen = json.loads(str(data["citations"])), json.loads(str(data["seen_ids"]))
+    confidence, escalate = data["confidence"], data["escalate"]
     if not isinstance(citations, list) or not isinstance(seen, list):
         raise ValueError("submitted event: citations and seen_ids must be JSON lists")
+    if not isinstance(confidence, int | float) or isinstance(confidence, bool) or not isinstance(escalate, bool):
+        raise ValueError(f"submitted event: bad confidence {confidence!r} or escalate {escalate!r}")
     return Submission(resolution=str(data["resolution"]), citations=[str(c) for c in citations],
-                      confidence=float(data["confidence"]), escalate=bool(data["escalate"]),
-                      seen_ids=frozenset(str(s) for s in seen))
+                      confidence=float(confidence), escalate=escalate, seen_ids=frozenset(str(s) for s in seen))
 
 
 def _triage(task: Task) -> TriageTask:

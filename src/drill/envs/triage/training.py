@@ -10,7 +10,7 @@ observation (system instructions, ticket and articles, the submit_resolution sch
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,11 @@ from drill.envs.triage.rubric import rubric as triage_rubric
 
 @dataclass(frozen=True)
 class ReaderTarget:
+    """The reader env's options and the rubric; every method builds a fresh env (the corpus is cached)."""
+
     env_options: dict[str, Any]
     """JSON-serializable options of the reader env (mode, k, turn_budget, data_dir)."""
     rubric: Rubric
-    _env: TriageEnv = field(repr=False, compare=False)
 
     def make_env(self) -> TriageEnv:
         """A fresh reader env, e.g. for `run_episodes(target.make_env, jobs, policy, target.rubric)`."""
@@ -34,7 +35,7 @@ class ReaderTarget:
 
     def tasks(self, split: str = "train") -> list[TriageTask]:
         """Train tickets for training, test tickets for held-out evaluation; the two never overlap."""
-        return self._env.tasks(split)
+        return self.make_env().tasks(split)
 
     def prompt(self, task: TriageTask, seed: int) -> Observation:
         """What the model sees for this task and seed (the article order depends on the seed)."""
@@ -57,5 +58,5 @@ def reader_target(k: int = 3, data_dir: str | Path | None = None,
                   weights: Mapping[str, float] | None = None) -> ReaderTarget:
     """The reader-mode triage env and its rubric, ready for a single-turn trainer."""
     env = TriageEnv(mode="reader", k=k, data_dir=None if data_dir is None else str(data_dir))
-    return ReaderTarget(env_options=dict(env.options), rubric=triage_rubric(weights), _env=env)
+    return ReaderTarget(env_options=dict(env.options), rubric=triage_rubric(weights))
 
