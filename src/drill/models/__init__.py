@@ -6,6 +6,7 @@ Backends (each a `ChatModel`): `drill.models.local` (transformers; the embedded 
 transformers or openai only when used, so importing this package stays cheap. See README.md.
 """
 
+from drill.models.adapters import load_lora, save_adapter
 from drill.models.base import (
     AdapterLoadError,
     ChatModel,
@@ -14,10 +15,14 @@ from drill.models.base import (
     ModelLoadError,
     SamplingParams,
 )
+from drill.models.local import EMBEDDED_MODEL_ID, TransformersChatModel, fresh_model, load_embedded, load_local
+from drill.models.openai_backend import OpenAIChatModel
 from drill.models.parsing import ToolCallParseError, parse_action, parse_tool_call
 from drill.models.policy import LLMPolicy, PolicyOptions, build_llm_policy
 
 __all__ = [
-    "AdapterLoadError", "ChatModel", "LLMPolicy", "Message", "ModelCallError", "ModelLoadError", "PolicyOptions",
-    "SamplingParams", "ToolCallParseError", "build_llm_policy", "parse_action", "parse_tool_call",
+    "EMBEDDED_MODEL_ID", "AdapterLoadError", "ChatModel", "LLMPolicy", "Message", "ModelCallError", "ModelLoadError",
+    "OpenAIChatModel", "PolicyOptions", "SamplingParams", "ToolCallParseError", "TransformersChatModel",
+    "build_llm_policy", "fresh_model", "load_embedded", "load_local", "load_lora", "parse_action", "parse_tool_call",
+    "save_adapter",
 ]

@@ -53,7 +53,7 @@ class VLLMChatModel:
             vllm.SamplingParams(
                 n=1, temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_new_tokens,
                 seed=None if params.seed is None else params.seed + row, logprobs=0, stop=list(params.stop),
-                include_stop_str_in_output=True, skip_special_tokens=False,
+                include_stop_str_in_output=True,
             )
             for row in range(len(prompts))
         ]
