@@ -166,7 +166,7 @@ def evaluate(
                                                  "submitted": lambda v: f"{v:.0%}"})
     (console if console.is_terminal else Console(width=160)).print(table)  # logs and pipes get the whole table
     meta = {"env": "triage", "mode": mode, "options": env.options, "split": split, "tasks": len(tasks),
-            "seeds": seeds, "policies": list(policies), "weights": scorer.weights,
+            "seeds": list(range(seeds)), "policies": list(policies), "weights": scorer.weights,
             "command": " ".join(["drill", *sys.argv[1:]]),
             "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
     write_results(out / "results.json", meta, rows, [e for eps in episodes_by_policy.values() for e in eps])

@@ -206,7 +206,6 @@ class TriageEnv(Env):
         self.mode, self.k, self.turn_budget = mode, k, turn_budget
         self.search = knowledge_search(data_dir)
         self.corpus = self.search.corpus
-        self._task: TriageTask | None = None
         self._turn = 0
         self._seen: dict[str, None] = {}
 
@@ -250,7 +249,7 @@ class TriageEnv(Env):
     def _reset(self, task: Task, seed: int) -> Observation:
         if not isinstance(task, TriageTask):
             raise TypeError(f"triage needs a TriageTask, got {type(task).__name__}")
-        self._task, self._turn, self._seen = task, 0, {}
+        self._turn, self._seen = 0, {}
         if self.mode == "reader":
             articles = self.reader_context(task, seed)
             self._seen = dict.fromkeys(a.id for a in articles)
@@ -275,7 +274,7 @@ class TriageEnv(Env):
         record = self._records(tool).get(record_id)
         if record is None:
             kind = tool.removeprefix("get_")
-            error = f"{tool}: there is no {kind} with id {record_id!r}; use an id from a search result"
+            error = f"{tool}: there is no {kind} with id {record_id[:80]!r}; use an id from a search result"
             event = Event(name="not_found", step=self._turn, role="agent", data={"tool": tool, "id": record_id[:80]})
             return self._continue(f"No {kind} {record_id[:80]!r}.", [event], error)
         self._seen[record.id] = None
