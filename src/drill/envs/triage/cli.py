@@ -14,6 +14,7 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.panel import Panel
+from rich.text import Text
 from rich.table import Table
 
 from drill.console import console, usage_error
@@ -210,20 +211,20 @@ def watch(
     assert isinstance(picked, TriageTask)
     console.rule(f"triage {mode} · {picked.id} ({picked.split}) · seed {seed} · {policy}")
     for turn in episode.turns:
-        console.print(Panel(turn.observation.content, title=f"turn {turn.index + 1}: the agent sees",
+        console.print(Panel(Text(turn.observation.content), title=f"turn {turn.index + 1}: the agent sees",
                             title_align="left", border_style="cyan"))
         if turn.observation.error:
-            console.print(f"[red]error shown to the agent:[/] {turn.observation.error}", highlight=False)
+            console.print(Text.assemble(("error shown to the agent: ", "red"), turn.observation.error))
         if turn.action.raw is not None:
-            console.print(Panel(turn.action.raw, title="raw model output", title_align="left", border_style="magenta"))
+            console.print(Panel(Text(turn.action.raw), title="raw model output", title_align="left", border_style="magenta"))
         if turn.action.parse_error is not None:
-            console.print(f"[red]unparseable:[/] {turn.action.parse_error}")
+            console.print(Text.assemble(("unparseable: ", "red"), turn.action.parse_error))
         else:
             args = json.dumps(turn.action.arguments, ensure_ascii=False)
-            console.print(f"[bold]action[/] {turn.action.tool}({args})", highlight=False, soft_wrap=True)
+            console.print(Text.assemble(("action ", "bold"), f"{turn.action.tool}({args})"), soft_wrap=True)
         for event in turn.events:
             data = {key: value for key, value in event.data.items() if key not in ("resolution", "seen_ids")}
-            console.print(f"  [yellow]event[/] {event.name} {json.dumps(data)}", highlight=False, soft_wrap=True)
+            console.print(Text.assemble(("  event ", "yellow"), f"{event.name} {json.dumps(data)}"), soft_wrap=True)
     score = episode.score
     assert score is not None
     table = Table(title=f"score (gold escalate={picked.should_escalate}, answerable={picked.answerable}, "
