@@ -5,14 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from drill.models import AdapterLoadError, SamplingParams, build_llm_policy
-from drill.models.adapters import load_lora, read_adapter_config, save_adapter
-from drill.models.local import EMBEDDED_MODEL_ID, TransformersChatModel, fresh_model
+from drill.models.adapters import load_lora, read_adapter_config
+from drill.models.local import EMBEDDED_MODEL_ID, TransformersChatModel
 from drill.policies import LLMOptions
 
 LORA_CONFIG = {"peft_type": "LORA", "base_model_name_or_path": EMBEDDED_MODEL_ID, "r": 4, "lora_alpha": 8,
@@ -60,21 +61,6 @@ def test_an_unloadable_base_model_is_an_adapter_error(tmp_path: Path) -> None:
 
 # -- a real adapter on the embedded model (slow: uses the embedded model) ----------------------------
 
-def make_adapter(folder: Path, target_modules: list[str] | None = None) -> str:
-    """A real LoRA adapter on the embedded model with non-zero B matrices, saved with save_adapter."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-
-    model, _, _ = fresh_model(EMBEDDED_MODEL_ID)
-    peft_model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=target_modules or ["q_proj", "v_proj"]))
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for name, parameter in peft_model.named_parameters():
-            if "lora_B" in name:
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.05)
-    return save_adapter(peft_model, folder, base_model_id=EMBEDDED_MODEL_ID)
-
-
 def sequence_logprobs(model: TransformersChatModel, prompt: list[int], tokens: list[int]) -> list[float]:
     import torch
 
@@ -85,12 +71,12 @@ def sequence_logprobs(model: TransformersChatModel, prompt: list[int], tokens: l
 
 @pytest.mark.slow
 def test_a_saved_adapter_loads_through_lora_spec_and_broken_ones_never_fall_back(
-        tmp_path: Path, embedded_model: TransformersChatModel) -> None:
+        tmp_path: Path, embedded_model: TransformersChatModel, lora_adapter_maker: Callable[..., str]) -> None:
     import torch
     from safetensors.torch import load_file, save_file
 
     folder = tmp_path / "adapter"
-    sha = make_adapter(folder)
+    sha = lora_adapter_maker(folder)
     assert sha == hashlib.sha256((folder / "adapter_model.safetensors").read_bytes()).hexdigest()
     assert read_adapter_config(folder)["base_model_name_or_path"] == EMBEDDED_MODEL_ID
 
@@ -138,6 +124,6 @@ def test_a_saved_adapter_loads_through_lora_spec_and_broken_ones_never_fall_back
         load_lora(elsewhere)
 
     # Saving over an existing adapter replaces it whole.
-    new_sha = make_adapter(folder, target_modules=["k_proj"])
+    new_sha = lora_adapter_maker(folder, target_modules=["k_proj"])
     assert new_sha != sha and sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
     assert all("k_proj" in key for key in load_file(folder / "adapter_model.safetensors"))

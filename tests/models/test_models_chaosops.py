@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -75,11 +75,9 @@ def test_the_embedded_model_plays_chaosops_with_one_batched_call_per_turn(
 
 @pytest.mark.slow
 def test_drill_eval_and_watch_run_a_lora_adapter_for_one_role(
-        tmp_path: Path, embedded_model: TransformersChatModel) -> None:
-    from test_models_adapters import make_adapter  # the same real LoRA adapter the adapter tests build
-
+        tmp_path: Path, lora_adapter_maker: Callable[..., str]) -> None:
     adapter = tmp_path / "adapter"
-    sha = make_adapter(adapter)
+    sha = lora_adapter_maker(adapter)
     spec = f"oracle,sre=lora:{adapter}"
     out = tmp_path / "report"
     runner = CliRunner()

@@ -130,7 +130,8 @@ class RestartEnv(Env):
     ('<tool_call>{"name": "reboot", "arguments": {"service": "db"}}</tool_call>', "unknown tool 'reboot'"),
     ('<tool_call>{"name": "restart", "arguments": {"service": 5}}</tool_call>', "argument 'service'"),
     ('<tool_call>{"name": "restart", "arguments": {}}</tool_call>', "missing required argument 'service'"),
-    ('{"name": "restart", "arguments": {"service": "db"', "could not parse your tool call: the tool call's JSON is cut off"),
+    ('{"name": "restart", "arguments": {"service": "db"',
+     "could not parse your tool call: the tool call's JSON is cut off"),
 ])
 def test_the_environment_answers_what_the_parser_passes_or_rejects(text: str, message: str) -> None:
     env = RestartEnv()

@@ -145,7 +145,8 @@ class LLMPolicy:
             tools = inputs[indices[0]].observation.tools if self.model.native_tools else None
             batch = self.model.generate([conversations[i] for i in indices], tools, params)
             if len(batch) != len(indices):
-                raise RuntimeError(f"{self.model.model_id} returned {len(batch)} generations for {len(indices)} prompts")
+                raise RuntimeError(f"{self.model.model_id} returned {len(batch)} generations "
+                                   f"for {len(indices)} prompts")
             for i, generation in zip(indices, batch):
                 generations[i] = generation
         return [parse_action(g.text, g) for g in generations if g is not None]

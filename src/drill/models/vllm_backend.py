@@ -30,8 +30,8 @@ class VLLMChatModel:
         if not model:
             raise ModelLoadError("vllm:MODEL needs a model name or folder, e.g. vllm:Qwen/Qwen2.5-0.5B-Instruct")
         if not cuda_available():
-            raise ModelLoadError(f"vllm:{model} needs a CUDA GPU and torch sees none; use `--policy llm --model {model}` "
-                                 f"(transformers) or `openai:{model}` against a vLLM server")
+            raise ModelLoadError(f"vllm:{model} needs a CUDA GPU and torch sees none; use `--policy llm --model "
+                                 f"{model}` (transformers) or `openai:{model}` against a vLLM server")
         try:
             import vllm
         except ImportError as exc:
