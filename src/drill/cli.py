@@ -37,7 +37,17 @@ app.command("train")(train_cli.train)
 
 
 def main() -> None:
-    app()
+    """Entry point. A model backend failing mid-run (server down, request rejected) ends with one line."""
+    import sys
+
+    from drill.console import err_console
+    from drill.models.base import ModelCallError
+
+    try:
+        app()
+    except ModelCallError as exc:
+        err_console.print(f"[bold red]error:[/] model call failed: {exc}", highlight=False, soft_wrap=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
