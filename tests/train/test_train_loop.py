@@ -208,3 +208,23 @@ def test_kl_abort_threshold_stops_the_run(tiny_model_dir: Path, tiny_base: BaseM
     with pytest.raises(TrainingStopped, match="exceeds kl_abort=0.5") as stopped:
         train(_config(tiny_model_dir, tmp_path, kl_abort=0.5), target=RELAY, base=tiny_base)
     assert stopped.value.step == 1
+
+
+def test_embedded_model_tiny_run_saves_an_adapter_that_lora_loading_accepts(tmp_path: Path) -> None:
+    """The real embedded SmolLM2 (G=2, one task per step, 16 new tokens): weights move, metrics and a
+    checkpoint are written, --resume continues the count, and `lora:` loads the adapter for the evaluation."""
+    from drill.models.local import EMBEDDED_MODEL_ID
+
+    config = GRPOConfig(env="relay", roles=["writer"], group_size=2, tasks_per_step=1, max_new_tokens=16, steps=2,
+                        checkpoint_every=2, eval_tasks=0, output_dir=tmp_path, learning_rate=1e-3)
+    first = train(config, target=RELAY)
+    assert [r["step"] for r in first.metrics] == [1, 2]
+    assert [p.name for p in list_checkpoints(tmp_path)] == ["step-000002"]
+    resumed = train(config.updated(steps=3, resume=True, eval_tasks=1, eval_baselines=[]), target=RELAY)
+    assert [r["step"] for r in resumed.metrics] == [1, 2, 3]
+    assert json.loads((resumed.adapter_dir / "adapter_config.json").read_text())["base_model_name_or_path"] == \
+        EMBEDDED_MODEL_ID
+    assert any(v.abs().max() > 0 for k, v in _adapter(resumed.adapter_dir).items() if "lora_B" in k)
+    trained, untrained = resumed.evaluation
+    assert (trained["policy"], untrained["policy"]) == ("trained", "untrained")
+    assert trained["model"] == EMBEDDED_MODEL_ID and len(trained["adapter"]) == 12 and untrained["adapter"] == "—"

@@ -164,3 +164,33 @@ def test_shared_prompt_pass_equals_full_passes_in_value_and_gradient() -> None:
         lp = micro_batch_logprobs(model, b, 0.7)
         alone = completion_logprobs(model, b.tokens, 0.7)
         assert torch.allclose(lp[b.tokens.completion_mask.bool()], alone[b.tokens.completion_mask.bool()], atol=1e-5)
+
+
+def test_tool_call_format_shaping_ladder() -> None:
+    from drill.core.types import ToolSpec
+    from drill.train.shaping import tool_call_format, with_shaping
+    from drill.core.rubric import Component, Rubric
+
+    tools = [ToolSpec(name="submit", description="d", parameters={"type": "object"})]
+
+    def turn(action: Action, rejected: bool = False) -> Turn:
+        events = [Event(name="invalid_action", step=0)] if rejected else []
+        generation = Generation(text=action.raw or "", prompt_token_ids=[1], token_ids=[2])
+        return Turn(index=0, role="a", observation=Observation(role="a", content="", step=0, tools=tools),
+                    action=action.model_copy(update={"generation": generation}), events=events)
+
+    def score(*turns: Turn) -> float:
+        return tool_call_format(Episode(env="e", task_id="t", seed=0, turns=list(turns)), None)  # type: ignore[arg-type]
+
+    prose = Action.unparseable("I think you should reboot.", "no tool call found")
+    opened = Action.unparseable('<tool_call>{"name": "sub', "truncated")
+    wrong_tool = Action(tool="explode", arguments={}, raw='<tool_call>{"name": "explode"}</tool_call>')
+    good = Action(tool="submit", arguments={}, raw='<tool_call>{"name": "submit"}</tool_call>')
+    assert [score(turn(prose)), score(turn(opened)), score(turn(wrong_tool)), score(turn(good, rejected=True)),
+            score(turn(good))] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert score(turn(prose), turn(good)) == 0.5  # mean over the model's turns
+    base = Rubric([Component("x", lambda ep, t: 1.0)])
+    assert with_shaping(base, ["tool_call_format"], {"tool_call_format": 0.3}).weights == {"x": 1.0,
+                                                                                           "tool_call_format": 0.3}
+    with pytest.raises(ValueError, match="unknown shaping"):
+        with_shaping(base, ["vibes"], {})

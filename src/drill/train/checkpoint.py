@@ -81,9 +81,9 @@ def save_checkpoint(output_dir: Path, step: int, model: Any, optimizer: torch.op
     root = output_dir / CHECKPOINTS
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"{PREFIX}{step:06d}"
+    for leftover in [*root.glob(f".tmp-{PREFIX}*"), *root.glob(f".old-{PREFIX}*")]:  # from a run killed mid-write
+        shutil.rmtree(leftover)
     tmp = root / f".tmp-{PREFIX}{step:06d}-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
     tmp.mkdir()
     model.save_pretrained(tmp / "adapter")
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")

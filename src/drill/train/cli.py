@@ -69,6 +69,7 @@ def train(
     curriculum: str | None = typer.Option(None, "--curriculum", help=H("curriculum")),
     curriculum_field: str | None = typer.Option(None, "--curriculum-field", help=H("curriculum_field")),
     weight: list[str] = typer.Option([], "--weight", help="A weight schedule (repeatable). " + H("weight_schedules")),
+    shaping: list[str] = typer.Option([], "--shaping", help="Repeatable. " + H("shaping")),
     seed: int | None = typer.Option(None, "--seed", help=H("seed")),
     output_dir: Path | None = typer.Option(None, "--output-dir", "-o", help=H("output_dir")),
     checkpoint_every: int | None = typer.Option(None, "--checkpoint-every", help=H("checkpoint_every")),
@@ -105,6 +106,8 @@ def train(
         given["lora_target_modules"] = [t.strip() for t in lora_targets.split(",") if t.strip()]
     if weight:
         given["weight_schedules"] = list(weight)
+    if shaping:
+        given["shaping"] = list(shaping)
     if eval_baseline:
         given["eval_baselines"] = list(eval_baseline)
     if resume:

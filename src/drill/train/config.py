@@ -82,6 +82,9 @@ class GRPOConfig:
         [], "Reward weights over the run: NAME=VALUE (constant) or NAME=START->END (linear over the run) or "
             "NAME=START->END@STEPS (linear over STEPS, then held). NAME is a rubric component (sets its weight) "
             "or a keyword of the environment's rubric(), e.g. rogue_multiplier=2.0->1.0.")
+    shaping: list[str] = _help(
+        [], "Training-only shaping rewards added to the rubric (drill.train.shaping), e.g. tool_call_format; "
+            "weight them with a schedule such as tool_call_format=0.5->0.0. Never part of the evaluation.")
     # -- robustness and outputs -------------------------------------------------------------------
     seed: int = _help(0, "Seeds task order, episode seeds, sampling and LoRA initialisation.")
     output_dir: Path = _help(Path("runs/train"), "Where metrics.jsonl, the curve PNG, checkpoints and the adapter go.")

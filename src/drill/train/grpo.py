@@ -66,6 +66,7 @@ from drill.train.metrics import REWARD_PREFIX, MetricsLog, plot_learning_curve
 from drill.train.objective import grpo_loss
 from drill.train.samples import group_samples, micro_batch_logprobs, micro_batches
 from drill.train.schedules import Curriculum, TaskSampler, WeightSchedule, parse_schedules
+from drill.train.shaping import with_shaping
 from drill.train.target import TrainTarget, load_target
 
 RESUME_MUST_MATCH = ("env", "env_options", "model", "roles", "seed", "tasks_per_step", "curriculum",
@@ -136,7 +137,7 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
             stage = curriculum.stage_at(step)
             tasks = sampler.draw(stage, config.tasks_per_step)
             weights = {s.name: s.value_at(step, config.steps) for s in schedules}
-            rubric = target.rubric(weights)
+            rubric = target.rubric(weights, config.shaping)
             jobs = [(task, episode_seed(config.seed, step, k)) for k, task in enumerate(tasks)
                     for _ in range(config.group_size)]
             # 2. score: run_episodes scores every episode with this step's rubric
@@ -187,12 +188,12 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
 
             # 6. log one line of metrics
             step_s = time.perf_counter() - started
-            record = step_record(step, stage, tasks, episodes, groups, weights, first_loss,
+            record = step_record(step, stage, tasks, episodes, groups, weights, config.shaping, first_loss,
                                  kl_sum / kl_tokens if kl_tokens else None, clipped / clip_tokens if clip_tokens else 0.0,
                                  grad_norm, len(samples), len(trained), rollout_s, step_s)
             metrics.append(record)
             progress.update(bar, completed=step)
-            progress.console.print(step_line(record, config.steps), highlight=False)
+            progress.console.print(step_line(record, config.steps), highlight=False, markup=False)
 
             # 7. checkpoint atomically every N steps and at the end
             if step % config.checkpoint_every == 0 or step == config.steps:
@@ -231,7 +232,8 @@ def plan_run(config: GRPOConfig, target: TrainTarget | None = None) -> RunPlan:
     roles = list(config.roles or target.roles)
     check_options(config, target, roles)
     schedules = parse_schedules(config.weight_schedules)
-    target.check_weight_names([s.name for s in schedules])
+    target.check_weight_names([s.name for s in schedules], config.shaping)
+    with_shaping(target.rubric_factory(), config.shaping, {})  # unknown or clashing names fail here
     curriculum = Curriculum.parse(config.curriculum)
     pools = curriculum.pools(target.tasks("train"), config.curriculum_field)
     out = config.output_dir
@@ -323,13 +325,15 @@ def training_problem(loss: float, grad_norm: float, kl_mean: float | None, kl_ab
 
 
 def step_record(step: int, stage: str, tasks: list[Any], episodes: list[Any], groups: list[Any],
-                weights: dict[str, float], loss: float, kl: float | None, clip_fraction: float, grad_norm: float,
-                samples: int, trained: int, rollout_s: float, step_s: float) -> dict[str, Any]:
+                weights: dict[str, float], shaping: list[str], loss: float, kl: float | None, clip_fraction: float,
+                grad_norm: float, samples: int, trained: int, rollout_s: float, step_s: float) -> dict[str, Any]:
     scores = [e.score for e in episodes]
     lengths = [len(t.action.generation.token_ids) for e in episodes for t in e.turns
                if t.action.generation is not None]
     record: dict[str, Any] = {"step": step, "stage": stage, "tasks": [t.id for t in tasks],
                               f"{REWARD_PREFIX}total": float(np.mean([s.total for s in scores]))}
+    if shaping:
+        record["env_reward/total"] = float(np.mean([s.total - sum(s.contribution(n) for n in shaping) for s in scores]))
     for name in scores[0].components:
         record[f"{REWARD_PREFIX}{name}"] = float(np.mean([s.components[name] for s in scores]))
     for group in groups:

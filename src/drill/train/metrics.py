@@ -5,7 +5,8 @@ last line, which `MetricsLog.read` drops; on resume the lines after the checkpoi
 because those steps run again.
 
 Keys of a line: `step`, `stage`, `tasks`; `reward/total` and `reward/<component>` (means over the
-step's episodes of the total and of each component's raw value); `weight/<name>` for scheduled
+step's episodes of the total and of each component's raw value); `env_reward/total` (the total without
+training-only shaping components, when there are any); `role_reward/<role>`; `weight/<name>` for scheduled
 weights; `loss`, `kl` (mean per-token k3 KL to the reference), `clip_fraction`, `grad_norm`;
 `completion_tokens_mean` / `_max`; `tokens_per_s` (generated tokens per rollout second); `rollout_s`,
 `train_s`, `step_s`; `groups`, `zero_variance_groups`, `samples`, `trained_samples`.
@@ -79,6 +80,9 @@ def plot_learning_curve(records: Sequence[dict[str, Any]], path: Path, title: st
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True)
     top.plot(steps, [r[f"{REWARD_PREFIX}total"] for r in records], marker="o", markersize=3, color="black",
              label="total (weighted)")
+    if any("env_reward/total" in r for r in records):
+        top.plot(steps, [r.get("env_reward/total") for r in records], linestyle="--", color="gray",
+                 label="total without training-only shaping")
     top.set_ylabel("mean total reward")
     top.set_title(title)
     top.grid(alpha=0.3)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ from drill.core.env import Env
 from drill.core.policy import Policy
 from drill.core.rubric import Rubric
 from drill.core.types import Task
+from drill.train.shaping import with_shaping
 
 
 @dataclass(frozen=True)
@@ -39,20 +40,22 @@ class TrainTarget:
         return {name for name, p in inspect.signature(self.rubric_factory).parameters.items()
                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
-    def check_weight_names(self, names: list[str]) -> None:
-        """Every scheduled name must be a rubric() keyword or a component; say which exist otherwise."""
+    def check_weight_names(self, names: list[str], shaping: Sequence[str] = ()) -> None:
+        """Every scheduled name must be a rubric() keyword, a component or a shaping reward; say which exist otherwise."""
         keywords = self.rubric_keywords()
-        components = set(self.rubric_factory().weights)
+        components = set(self.rubric_factory().weights) | set(shaping)
         unknown = [n for n in names if n not in keywords and n not in components]
         if unknown:
             raise ValueError(f"weight schedule names {unknown} are neither components of the {self.name} rubric "
                              f"({', '.join(sorted(components))}) nor keywords of its rubric() "
                              f"({', '.join(sorted(keywords)) or 'none'})")
 
-    def rubric(self, values: Mapping[str, float]) -> Rubric:
+    def rubric(self, values: Mapping[str, float], shaping: Sequence[str] = ()) -> Rubric:
+        """The rubric with scheduled values applied, plus the training-only shaping components named."""
         keywords = self.rubric_keywords()
         rubric = self.rubric_factory(**{k: v for k, v in values.items() if k in keywords})
-        return rubric.reweighted({k: v for k, v in values.items() if k not in keywords})
+        rubric = rubric.reweighted({k: v for k, v in values.items() if k not in keywords and k not in shaping})
+        return with_shaping(rubric, shaping, dict(values)) if shaping else rubric
 
 
 def load_target(env: str, env_options: Mapping[str, Any]) -> TrainTarget:

@@ -1,0 +1,66 @@
+"""`drill train`: options and config files reach GRPOConfig; bad input is one line and exit code 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from drill.cli import app
+from drill.train import grpo
+from drill.train.config import GRPOConfig
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["train", "nope"], "unknown environment 'nope'; installed:"),
+    (["train", "triage", "--group-size", "1"], "group_size must be at least 2"),
+    (["train", "triage", "--loss-type", "ppo"], "loss_type must be grpo or dr_grpo"),
+    (["train", "triage", "--role", "boss"], "unknown role(s) boss for triage"),
+    (["train", "triage", "--weight", "fromat=1->0"], "neither components of the triage rubric"),
+    (["train", "triage", "--eval-baseline", "genius"], "unknown evaluation baseline(s) genius"),
+    (["train", "triage", "-E", "mode=sideways"], "unknown triage mode 'sideways'"),
+    (["train", "triage", "-E", "k"], "expected KEY=VALUE"),
+    (["train", "chaosops", "--curriculum", "easy:5,nightmare:5"], "'nightmare' selects no training task"),
+    (["train", "chaosops", "--role", "sre", "--role-reward", "oversight=rogue_caught"],
+     "role_rewards names roles the model does not play: oversight"),
+])
+def test_bad_options_are_usage_errors(args: list[str], needle: str, tmp_path: Path) -> None:
+    result = runner.invoke(app, [*args, "--output-dir", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert needle in " ".join(result.output.split())
+
+
+def test_resume_without_checkpoint_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["train", "triage", "--resume", "--output-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no checkpoint in" in result.output
+
+
+def test_config_file_then_command_line_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[GRPOConfig] = []
+
+    def fake_train(config: GRPOConfig, target: Any = None, base: Any = None) -> Any:  # the test seam: no model
+        seen.append(config)
+        return grpo.TrainResult(output_dir=config.output_dir, adapter_dir=config.output_dir / "adapter", steps=0,
+                                metrics=[])
+
+    monkeypatch.setattr(grpo, "train", fake_train)
+    config_file = tmp_path / "run.toml"
+    config_file.write_text('group_size = 4\nsteps = 50\nlearning_rate = 2e-4\nkl_abort = 1.0\n')
+    result = runner.invoke(app, [
+        "train", "chaosops", "--config", str(config_file), "--steps", "7", "--role", "oversight",
+        "--role-reward", "oversight=rogue_caught+rogue_false_positive", "--weight", "rogue_multiplier=2.0->1.0",
+        "--curriculum", "easy:3,hard:4", "--kl-abort", "0", "--lora-targets", "q_proj,v_proj",
+        "--output-dir", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    config = seen[0]
+    assert (config.env, config.group_size, config.steps, config.learning_rate) == ("chaosops", 4, 7, 2e-4)
+    assert config.roles == ["oversight"] and config.role_rewards == {"oversight": "rogue_caught+rogue_false_positive"}
+    assert config.weight_schedules == ["rogue_multiplier=2.0->1.0"] and config.curriculum == "easy:3,hard:4"
+    assert config.kl_abort is None and config.lora_target_modules == ["q_proj", "v_proj"]
+    runner.invoke(app, ["train", "triage", "-E", "k=2", "-E", "mode=reader", "--output-dir", str(tmp_path / "t")])
+    assert seen[1].env_options == {"k": 2, "mode": "reader"}
