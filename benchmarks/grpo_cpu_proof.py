@@ -9,7 +9,7 @@ held-out test tickets, and this script prints the mean of every reward component
 
 The same run from the command line (the script prints it too):
 
-    drill train triage -E k=1 --steps 20 -G 8 --tasks-per-step 1 --max-new-tokens 128 --temperature 0.7 \\
+    drill train triage -E k=1 --steps 14 -G 8 --tasks-per-step 1 --max-new-tokens 256 --temperature 0.7 \\
         --lr 1e-3 --kl-beta 0 --shaping tool_call_format --weight 'tool_call_format=0.5->0.1' \\
         --eval-tasks 20 --eval-baseline heuristic --output-dir runs/grpo-cpu-proof
 
@@ -37,19 +37,22 @@ from drill.train import GRPOConfig, train
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=14)
+    parser.add_argument("--max-new-tokens", type=int, default=256)
     parser.add_argument("--output-dir", type=Path, default=Path("runs/grpo-cpu-proof"))
     parser.add_argument("--eval-tasks", type=int, default=20)
     args = parser.parse_args()
     config = GRPOConfig(
-        env="triage", env_options={"k": 1}, steps=args.steps, group_size=8, tasks_per_step=1, max_new_tokens=128,
+        env="triage", env_options={"k": 1}, steps=args.steps, group_size=8, tasks_per_step=1,
+        max_new_tokens=args.max_new_tokens,
         temperature=0.7, learning_rate=1e-3, kl_beta=0.0, shaping=["tool_call_format"],
         weight_schedules=["tool_call_format=0.5->0.1"], eval_tasks=args.eval_tasks, eval_baselines=["heuristic"],
         checkpoint_every=5, output_dir=args.output_dir,
     )
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f}")
-    print(f"command: drill train triage -E k=1 --steps {args.steps} -G 8 --tasks-per-step 1 --max-new-tokens 128 "
+    print(f"command: drill train triage -E k=1 --steps {args.steps} -G 8 --tasks-per-step 1 "
+          f"--max-new-tokens {args.max_new_tokens} "
           f"--temperature 0.7 --lr 1e-3 --kl-beta 0 --shaping tool_call_format --weight 'tool_call_format=0.5->0.1' "
           f"--eval-tasks {args.eval_tasks} --eval-baseline heuristic "
           f"--output-dir {args.output_dir}")

@@ -11,7 +11,7 @@ conversational dataset, so both render the same prompt tokens with the model's c
 reward is the triage rubric total of the parsed reply, computed through
 `drill.envs.triage.reader_target().score`, the same path Drill's episodes take. Both trainers use the
 embedded SmolLM2-135M (fp32, CPU), LoRA r=16/alpha=32 on q,k,v,o, the same group size, learning
-rate, max new tokens, temperature, steps, one prompt per step, no KL (beta=0), the `grpo` loss and
+rate, max new tokens, temperature, steps, one prompt per step, KL beta 0.04 to the base weights, the `grpo` loss and
 group-std advantage scaling. Printed: seconds per step and mean reward over the steps for both, as
 TRL/Drill ratios. Each draws its own prompts from the same training tickets in its own order, and
 samples differ, so over a few steps the reward comparison is noisy; the time per step is the figure.
@@ -34,6 +34,9 @@ GROUP = 4
 LR = 1e-3
 MAX_NEW_TOKENS = 96
 TEMPERATURE = 0.7
+KL_BETA = 0.04
+"""Both compute the reference log-probabilities and train on every sample (with beta = 0 Drill would skip the
+forward pass of zero-variance groups and TRL would not, which is a difference in work, not in speed)."""
 LORA = {"r": 16, "lora_alpha": 32, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"], "lora_dropout": 0.0}
 
 
@@ -54,6 +57,10 @@ def trl_run(steps: int, seed: int, output_dir: Path) -> tuple[float, list[float]
 
     target = triage.reader_target(k=1)
     model, tokenizer, model_id = fresh_model("embedded")
+    # The GGUF is dequantized to float32 on load, but transformers still tags the model as GGUF-quantized and
+    # the HF Trainer refuses to train it; the weights are plain float32 tensors, so drop the tag.
+    model.hf_quantizer = None
+    model.is_quantized = False
     from drill.models.local import TransformersChatModel
 
     policy = LLMPolicy(TransformersChatModel(model, tokenizer, model_id), PolicyInfo(name="trl"), PolicyOptions())
@@ -89,7 +96,7 @@ def trl_run(steps: int, seed: int, output_dir: Path) -> tuple[float, list[float]
     args = TRLConfig(
         output_dir=str(output_dir), max_steps=steps, per_device_train_batch_size=GROUP, num_generations=GROUP,
         gradient_accumulation_steps=1, learning_rate=LR, max_completion_length=MAX_NEW_TOKENS,
-        temperature=TEMPERATURE, beta=0.0, loss_type="grpo", scale_rewards="group", use_cpu=True, bf16=False,
+        temperature=TEMPERATURE, beta=KL_BETA, loss_type="grpo", scale_rewards="group", use_cpu=True, bf16=False,
         logging_steps=1, report_to="none", save_strategy="no", seed=seed, lr_scheduler_type="constant",
         warmup_steps=0, weight_decay=0.0, max_grad_norm=1.0, disable_tqdm=True,
     )
@@ -105,7 +112,7 @@ def drill_run(steps: int, seed: int, output_dir: Path) -> tuple[float, list[floa
     from drill.train import GRPOConfig, train
 
     config = GRPOConfig(env="triage", env_options={"k": 1}, steps=steps, group_size=GROUP, tasks_per_step=1,
-                        learning_rate=LR, max_new_tokens=MAX_NEW_TOKENS, temperature=TEMPERATURE, kl_beta=0.0,
+                        learning_rate=LR, max_new_tokens=MAX_NEW_TOKENS, temperature=TEMPERATURE, kl_beta=KL_BETA,
                         loss_type="grpo", advantage_scaling="group", lora_rank=LORA["r"], lora_alpha=LORA["lora_alpha"],
                         lora_target_modules=LORA["target_modules"], seed=seed, eval_tasks=0, output_dir=output_dir,
                         checkpoint_every=steps)
@@ -123,7 +130,8 @@ def main() -> None:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f}")
     print(f"settings: triage reader k=1, SmolLM2-135M fp32 CPU, G={GROUP}, 1 prompt/step, lr={LR}, "
-          f"max_new_tokens={MAX_NEW_TOKENS}, temperature={TEMPERATURE}, steps={args.steps}, LoRA r=16 a=32 q,k,v,o")
+          f"max_new_tokens={MAX_NEW_TOKENS}, temperature={TEMPERATURE}, kl_beta={KL_BETA}, steps={args.steps}, "
+          "LoRA r=16 a=32 q,k,v,o")
     drill_step, drill_rewards = drill_run(args.steps, args.seed, args.output_dir / "drill")
     trl_step, trl_rewards = trl_run(args.steps, args.seed, args.output_dir / "trl")
     drill_mean = sum(drill_rewards) / len(drill_rewards)
