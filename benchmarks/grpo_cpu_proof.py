@@ -18,8 +18,9 @@ CPU can afford; one task per step with G=8 shares the prompt pass across the gro
 the trainer skip the forward pass of zero-variance groups, which are most groups early on, since the
 untrained model rarely writes a parseable tool call. That is also why the run adds the training-only
 `tool_call_format` shaping reward (annealed from 0.5 to 0.1): without it almost every group has zero
-variance and nothing is learned. The evaluation scores the triage rubric alone. OMP_NUM_THREADS=1 is steadier than 2 threads on
-a machine whose cores other processes also use (OpenMP threads spin while they wait).
+variance and nothing is learned. The evaluation scores the triage rubric alone. max_new_tokens=256
+lets a reply that copies the tool schema finish its JSON object. OMP_NUM_THREADS=1 is steadier than
+2 threads on a machine whose cores other processes also use (OpenMP threads spin while they wait).
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ def test_checkpoint_round_trip_restores_weights_optimizer_rng_and_position(tmp_p
         if "lora_" in name:
             assert torch.equal(a, b)
     assert other_optimizer.state_dict()["state"][0]["step"] == optimizer.state_dict()["state"][0]["step"]
-    assert torch.equal(other_optimizer.state_dict()["state"][0]["exp_avg"], optimizer.state_dict()["state"][0]["exp_avg"])
+    restored, saved = other_optimizer.state_dict()["state"][0], optimizer.state_dict()["state"][0]
+    assert torch.equal(restored["exp_avg"], saved["exp_avg"])
 
 
 def test_checkpoints_are_pruned_rewritten_in_place_and_partial_writes_ignored(tmp_path: Path) -> None:
@@ -56,7 +57,8 @@ def test_checkpoints_are_pruned_rewritten_in_place_and_partial_writes_ignored(tm
     save_checkpoint(tmp_path, 3, model, optimizer, {"all": 9}, {}, keep=2)
     (tmp_path / "checkpoints" / ".tmp-step-000004-999").mkdir()  # a write killed before its rename
     assert [p.name for p in list_checkpoints(tmp_path)] == ["step-000002", "step-000003"]
-    assert json.loads((tmp_path / "checkpoints" / "step-000003" / "state.json").read_text())["data_position"] == {"all": 9}
+    state = json.loads((tmp_path / "checkpoints" / "step-000003" / "state.json").read_text())
+    assert state["data_position"] == {"all": 9}
     save_checkpoint(tmp_path, 4, model, optimizer, {}, {}, keep=2)
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["step-000003", "step-000004"]
 

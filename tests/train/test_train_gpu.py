@@ -40,6 +40,7 @@ def test_vllm_rollouts_follow_the_trained_adapter(tmp_path: Path) -> None:
 
     result = train(GRPOConfig(env="relay", model=os.environ["DRILL_GPU_TEST_MODEL"], roles=["writer"], group_size=4,
                               tasks_per_step=2, steps=2, max_new_tokens=16, eval_tasks=0, output_dir=tmp_path,
-                              device="cuda", bf16=True, generation_backend="vllm"), target=_relay())  # type: ignore[arg-type]
+                              device="cuda", bf16=True, generation_backend="vllm"),
+                   target=_relay())  # type: ignore[arg-type]
     assert [r["step"] for r in result.metrics] == [1, 2]
     assert (tmp_path / "rollout_adapter" / "step-000002" / "adapter_config.json").is_file()

@@ -102,7 +102,8 @@ class _Bigram(torch.nn.Module):
         torch.manual_seed(0)
         self.table = torch.nn.Embedding(100, 100)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int, use_cache: bool) -> object:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
+                use_cache: bool) -> object:
         logits = self.table(input_ids)[:, -logits_to_keep:]
 
         class Out:
@@ -180,7 +181,8 @@ def test_tool_call_format_shaping_ladder() -> None:
                     action=action.model_copy(update={"generation": generation}), events=events)
 
     def score(*turns: Turn) -> float:
-        return tool_call_format(Episode(env="e", task_id="t", seed=0, turns=list(turns)), None)  # type: ignore[arg-type]
+        episode = Episode(env="e", task_id="t", seed=0, turns=list(turns))
+        return tool_call_format(episode, None)  # type: ignore[arg-type]
 
     prose = Action.unparseable("I think you should reboot.", "no tool call found")
     opened = Action.unparseable('<tool_call>{"name": "sub', "truncated")

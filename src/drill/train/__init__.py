@@ -5,8 +5,10 @@
 
 `drill.train.grpo` holds the loop (and its departures from the papers), `config` the one config
 dataclass, `objective` the math, `samples` the token bookkeeping, `schedules` curricula and weight
-schedules, `checkpoint` atomic checkpoints, `metrics` the JSONL log and curve, `heldout` the closing
-evaluation. Heavy imports (torch, transformers, peft) happen when these modules are used.
+schedules, `shaping` training-only shaping rewards, `target` the environment resolved by name,
+`rollouts` the rollout policies, `checkpoint` atomic checkpoints, `metrics` the JSONL log and curve,
+`heldout` the closing evaluation, `cli` the `drill train` command. See docs/training.md. Heavy
+imports (torch, transformers, peft) happen when these modules are used.
 """
 
 from __future__ import annotations

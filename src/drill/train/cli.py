@@ -42,8 +42,8 @@ def train(
     env: str = typer.Argument(..., help="Environment to train on: triage, chaosops, ..."),
     config_file: Path | None = typer.Option(None, "--config", help="A .toml or .json file of config fields; "
                                                                     "command-line options override it."),
-    env_option: list[str] = typer.Option([], "--env-option", "-E", help="KEY=VALUE for the env's load(), "
-                                                                        "e.g. -E k=2 (repeatable). " + H("env_options")),
+    env_option: list[str] = typer.Option(
+        [], "--env-option", "-E", help="KEY=VALUE for the env's load(), e.g. -E k=2 (repeatable). " + H("env_options")),
     model: str | None = typer.Option(None, "--model", help=H("model")),
     role: list[str] = typer.Option([], "--role", help="A role the model plays (repeatable). " + H("roles")),
     scripted_policy: str | None = typer.Option(None, "--scripted-policy", help=H("scripted_policy")),
@@ -62,7 +62,8 @@ def train(
     micro_batch_size: int | None = typer.Option(None, "--micro-batch-size", help=H("micro_batch_size")),
     lora_rank: int | None = typer.Option(None, "--lora-rank", help=H("lora_rank")),
     lora_alpha: int | None = typer.Option(None, "--lora-alpha", help=H("lora_alpha")),
-    lora_targets: str | None = typer.Option(None, "--lora-targets", help="Comma-separated. " + H("lora_target_modules")),
+    lora_targets: str | None = typer.Option(None, "--lora-targets",
+                                            help="Comma-separated. " + H("lora_target_modules")),
     max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", help=H("max_new_tokens")),
     temperature: float | None = typer.Option(None, "--temperature", help=H("temperature")),
     max_turns: int | None = typer.Option(None, "--max-turns", help=H("max_turns")),
@@ -85,7 +86,8 @@ def train(
     """Train a LoRA adapter with GRPO on ENV; writes metrics.jsonl, learning_curve.png, checkpoints, the adapter
     and a held-out evaluation table under --output-dir."""
     given: dict[str, Any] = {
-        "env": env, "model": model, "scripted_policy": scripted_policy, "steps": steps, "tasks_per_step": tasks_per_step,
+        "env": env, "model": model, "scripted_policy": scripted_policy, "steps": steps,
+        "tasks_per_step": tasks_per_step,
         "group_size": group_size, "loss_type": loss_type, "advantage_scaling": advantage_scaling,
         "clip_epsilon": clip_epsilon, "kl_beta": kl_beta, "ppo_epochs": ppo_epochs, "learning_rate": learning_rate,
         "weight_decay": weight_decay, "max_grad_norm": max_grad_norm, "micro_batch_size": micro_batch_size,

@@ -90,7 +90,8 @@ class GRPOConfig:
     output_dir: Path = _help(Path("runs/train"), "Where metrics.jsonl, the curve PNG, checkpoints and the adapter go.")
     checkpoint_every: int = _help(10, "Write an atomic checkpoint every N steps (and at the end).")
     keep_checkpoints: int = _help(2, "How many of the newest checkpoints to keep.")
-    resume: bool = _help(False, "Continue from the newest checkpoint in output_dir: step, optimizer, RNG, data position.")
+    resume: bool = _help(
+        False, "Continue from the newest checkpoint in output_dir: step, optimizer, RNG, data position.")
     kl_abort: float | None = _help(
         2.0, "Stop the run when the mean KL to the reference exceeds this (None: never).")
     eval_tasks: int = _help(

@@ -188,9 +188,10 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
 
             # 6. log one line of metrics
             step_s = time.perf_counter() - started
+            kl_mean = kl_sum / kl_tokens if kl_tokens else None
+            clip_fraction = clipped / clip_tokens if clip_tokens else 0.0
             record = step_record(step, stage, tasks, episodes, groups, weights, config.shaping, first_loss,
-                                 kl_sum / kl_tokens if kl_tokens else None, clipped / clip_tokens if clip_tokens else 0.0,
-                                 grad_norm, len(samples), len(trained), rollout_s, step_s)
+                                 kl_mean, clip_fraction, grad_norm, len(samples), len(trained), rollout_s, step_s)
             metrics.append(record)
             progress.update(bar, completed=step)
             progress.console.print(step_line(record, config.steps), highlight=False, markup=False)
@@ -297,7 +298,8 @@ def resume_or_start(config: GRPOConfig, out: Path, metrics: MetricsLog, model: A
     saved, now = state.config, config.to_dict()
     changed = [name for name in RESUME_MUST_MATCH if saved.get(name) != now[name]]
     if changed:
-        raise ValueError(f"--resume: {', '.join(changed)} differ from the checkpoint's run; resume with the same values")
+        raise ValueError(f"--resume: {', '.join(changed)} differ from the checkpoint's run; "
+                         "resume with the same values")
     sampler.load_state_dict(state.data_position)
     metrics.truncate_after(state.step)
     console.print(f"resuming from {checkpoint} (step {state.step})", highlight=False)

@@ -73,6 +73,7 @@ def plot_learning_curve(records: Sequence[dict[str, Any]], path: Path, title: st
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     if not records:
         raise ValueError("no metrics to plot")
@@ -90,6 +91,7 @@ def plot_learning_curve(records: Sequence[dict[str, Any]], path: Path, title: st
     for name in reward_components(records):
         bottom.plot(steps, [r.get(f"{REWARD_PREFIX}{name}") for r in records], marker="o", markersize=2, label=name)
     bottom.set_xlabel("step")
+    bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     bottom.set_ylabel("mean component value")
     bottom.grid(alpha=0.3)
     bottom.legend(fontsize=7, ncol=3)

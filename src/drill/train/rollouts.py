@@ -71,7 +71,8 @@ class _AdapterBoundEngine:
         return getattr(self.llm, name)
 
 
-def _vllm_rollouts(config: GRPOConfig, model: Any, model_id: str, output_dir: Path) -> tuple[Any, Callable[[int], None]]:
+def _vllm_rollouts(config: GRPOConfig, model: Any, model_id: str,
+                   output_dir: Path) -> tuple[Any, Callable[[int], None]]:
     from drill.models.local import EMBEDDED_MODEL_ID
     from drill.models.vllm_backend import VLLMChatModel
 

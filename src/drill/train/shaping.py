@@ -28,7 +28,8 @@ def tool_call_format(episode: Episode, task: Task) -> float:
 
 
 def _rungs(turn: Turn) -> int:
-    text = (turn.action.raw if turn.action.raw is not None else turn.action.generation.text).lstrip()  # type: ignore[union-attr]
+    generation = turn.action.generation
+    text = (turn.action.raw if turn.action.raw is not None else generation.text if generation else "").lstrip()
     opens = TOOL_CALL_OPEN in text or text.startswith("{")
     parsed = turn.action.parse_error is None
     known = parsed and turn.action.tool in {tool.name for tool in turn.observation.tools}

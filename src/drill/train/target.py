@@ -41,7 +41,7 @@ class TrainTarget:
                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
     def check_weight_names(self, names: list[str], shaping: Sequence[str] = ()) -> None:
-        """Every scheduled name must be a rubric() keyword, a component or a shaping reward; say which exist otherwise."""
+        """Every scheduled name must be a rubric() keyword, a component or a shaping reward; else say which exist."""
         keywords = self.rubric_keywords()
         components = set(self.rubric_factory().weights) | set(shaping)
         unknown = [n for n in names if n not in keywords and n not in components]
