@@ -4,12 +4,12 @@ A benchmark, not a test. It trains a LoRA adapter with the settings below, then 
 evaluation plays the saved adapter (`lora:OUTPUT/adapter`) and the untrained model greedily on
 held-out test tickets, and this script prints the mean of every reward component before and after.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/grpo_cpu_proof.py                 # ~20 min on 2 cores
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/grpo_cpu_proof.py                 # 17 min measured on 2 cores
     .venv/bin/python benchmarks/grpo_cpu_proof.py --steps 40 --output-dir runs/proof
 
 The same run from the command line (the script prints it too):
 
-    drill train triage -E k=1 --steps 14 -G 8 --tasks-per-step 1 --max-new-tokens 256 --temperature 0.7 \\
+    drill train triage -E k=1 --steps 12 -G 8 --tasks-per-step 1 --max-new-tokens 160 --temperature 0.7 \\
         --lr 1e-3 --kl-beta 0 --shaping tool_call_format --weight 'tool_call_format=0.5->0.1' \\
         --eval-tasks 20 --eval-baseline heuristic --output-dir runs/grpo-cpu-proof
 
@@ -18,8 +18,8 @@ CPU can afford; one task per step with G=8 shares the prompt pass across the gro
 the trainer skip the forward pass of zero-variance groups, which are most groups early on, since the
 untrained model rarely writes a parseable tool call. That is also why the run adds the training-only
 `tool_call_format` shaping reward (annealed from 0.5 to 0.1): without it almost every group has zero
-variance and nothing is learned. The evaluation scores the triage rubric alone. max_new_tokens=256
-lets a reply that copies the tool schema finish its JSON object. OMP_NUM_THREADS=1 is steadier than
+variance and nothing is learned. The evaluation scores the triage rubric alone. max_new_tokens=160
+leaves room for a complete call object. OMP_NUM_THREADS=1 is steadier than
 2 threads on a machine whose cores other processes also use (OpenMP threads spin while they wait).
 """
 
@@ -38,8 +38,8 @@ from drill.train import GRPOConfig, train
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=14)
-    parser.add_argument("--max-new-tokens", type=int, default=256)
+    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--max-new-tokens", type=int, default=160)
     parser.add_argument("--output-dir", type=Path, default=Path("runs/grpo-cpu-proof"))
     parser.add_argument("--eval-tasks", type=int, default=20)
     args = parser.parse_args()
