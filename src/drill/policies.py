@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from drill.core.policy import Policy, parse_role_assignment
+from drill.core.types import PolicyInfo
 
 MODEL_PREFIXES = ("llm", "openai:", "lora:", "vllm:")
 
@@ -61,3 +62,13 @@ def resolve_policies(text: str, roles: Sequence[str], baselines: Mapping[str, Ca
     built: dict[str, Policy] = {}
     return {role: built.setdefault(spec, built.get(spec) or build_policy(spec, baselines, llm))
             for role, spec in specs.items()}
+
+
+def policy_label(info: PolicyInfo) -> str:
+    """Model, adapter (sha256 prefix) and load status of a language-model policy, for tables; "—" if scripted."""
+    if info.kind == "scripted":
+        return "—"
+    label = info.model or info.name
+    if info.adapter_path:
+        label += f" + {info.adapter_path} ({(info.adapter_sha256 or '?')[:12]})"
+    return f"{label} [{info.load_status}]"

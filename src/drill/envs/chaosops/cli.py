@@ -22,7 +22,8 @@ from drill.envs.chaosops.env import TASKS, ChaosOpsEnv, ChaosOpsTask
 from drill.envs.chaosops.failures import FAILURE_NAMES, ROLES, TIER_NAMES
 from drill.envs.chaosops.rubric import elapsed_steps, rubric
 from drill.evaluate.report import grouped_bar_chart, progress_bar, summary_table, write_results
-from drill.policies import LLMOptions, resolve_policies
+from drill.cli_options import BaseUrlOpt, KeyEnvOpt, ModelOpt, ReactOpt, TempOpt, TokensOpt
+from drill.policies import LLMOptions, policy_label, resolve_policies
 
 _BATCH = 45
 """Episodes played in lockstep per `run_episodes` call (one batched policy call per turn for each chunk)."""
@@ -35,12 +36,6 @@ PolicyOpt = typer.Option(["random", "heuristic", "oracle"], "--policy",
 FailureOpt = typer.Option([], "--failure", help=f"Failure type (repeatable; default all): {', '.join(FAILURE_NAMES)}.")
 TierOpt = typer.Option([], "--tier", help="Tier (repeatable; default all): easy, medium, hard.")
 RogueOpt = typer.Option(1.0, "--rogue-multiplier", help="Scales the rogue-catch bonus and false-positive penalty.")
-ModelOpt = typer.Option(None, "--model", help="Local HF folder or hub id for `llm`; base model for `lora:`.")
-BaseUrlOpt = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for openai:MODEL.")
-KeyEnvOpt = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key.")
-TokensOpt = typer.Option(192, "--max-new-tokens", help="Tokens an LLM policy may generate per turn.")
-TempOpt = typer.Option(0.0, "--temperature", help="LLM sampling temperature (0 = greedy).")
-ReactOpt = typer.Option(False, "--react", help="Thought/Action prompting instead of plain tool calls.")
 
 
 def _choose(values: Sequence[str], known: Sequence[str], option: str) -> list[str]:
@@ -68,12 +63,8 @@ def _model_label(policies: dict[str, PolicyInfo]) -> str:
     """The model, adapter (sha256 prefix) and load status of every language-model role; "—" for scripted ones."""
     labels = []
     for role, info in policies.items():
-        if info.kind == "scripted":
-            continue
-        label = info.model or info.name
-        if info.adapter_path:
-            label += f" + {info.adapter_path} ({(info.adapter_sha256 or '?')[:12]})"
-        labels.append(f"{role}: {label} [{info.load_status}]")
+        if info.kind != "scripted":
+            labels.append(f"{role}: {policy_label(info)}")
     return "; ".join(labels) or "—"
 
 

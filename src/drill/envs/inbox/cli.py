@@ -20,7 +20,7 @@ from rich.text import Text
 from drill.console import console, fatal, usage_error
 from drill.core.policy import Policy
 from drill.core.rollout import run_episodes
-from drill.core.types import Episode, PolicyInfo
+from drill.core.types import Episode
 from drill.envs.inbox.baselines import baselines
 from drill.envs.inbox.env import InboxEnv
 from drill.envs.inbox.questions import InboxQuestion
@@ -28,7 +28,8 @@ from drill.envs.inbox.rubric import rubric
 from drill.envs.inbox.store import StoreError
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES
 from drill.evaluate.report import grouped_bar_chart, progress_bar, summary_table, write_results
-from drill.policies import LLMOptions, resolve_policies
+from drill.cli_options import BaseUrlOpt, KeyEnvOpt, ModelOpt, ReactOpt, TempOpt, TokensOpt
+from drill.policies import LLMOptions, policy_label, resolve_policies
 
 inbox_app = typer.Typer(no_args_is_help=True, help="Mail stores and questions for the inbox environment.")
 
@@ -41,12 +42,6 @@ QuestionsOpt = typer.Option(None, "--questions", help="The questions JSONL for -
 TurnsOpt = typer.Option(10, "--max-turns", help="Tool calls per episode.")
 JudgeOpt = typer.Option("match", "--judge", help="match (normalized match) or openai:MODEL (an LLM judge).")
 JudgeUrlOpt = typer.Option(None, "--judge-base-url", help="OpenAI-compatible endpoint of the judge model.")
-ModelOpt = typer.Option(None, "--model", help="Local HF folder or hub id for `llm`; base model for `lora:`.")
-BaseUrlOpt = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for openai:MODEL.")
-KeyEnvOpt = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key.")
-TokensOpt = typer.Option(192, "--max-new-tokens", help="Tokens an LLM policy may generate per turn.")
-TempOpt = typer.Option(0.0, "--temperature", help="LLM sampling temperature (0 = greedy).")
-ReactOpt = typer.Option(False, "--react", help="Thought/Action prompting instead of plain tool calls.")
 
 OUTCOMES = ("correct", "abstained", "wrong", "no_answer")
 
@@ -68,13 +63,6 @@ def _policy(spec: str, llm: LLMOptions) -> Policy:
         usage_error(str(exc))
 
 
-def _model_label(info: PolicyInfo) -> str:
-    if info.kind == "scripted":
-        return "—"
-    label = info.model or "?"
-    if info.adapter_path:
-        label += f" + {info.adapter_path} ({(info.adapter_sha256 or '?')[:12]})"
-    return f"{label} [{info.load_status}]"
 
 
 def outcome(episode: Episode) -> str:
@@ -87,7 +75,7 @@ def summarize(spec: str, episodes: Sequence[Episode]) -> dict[str, Any]:
     """One table row: the policy, its model, mean reward, outcome rates, turns and source precision."""
     info = episodes[0].policies["assistant"]
     outcomes = [outcome(e) for e in episodes]
-    row: dict[str, Any] = {"policy": spec, "model": _model_label(info), "episodes": len(episodes),
+    row: dict[str, Any] = {"policy": spec, "model": policy_label(info), "episodes": len(episodes),
                            "reward": statistics.fmean(e.score.total for e in episodes if e.score)}
     for name in OUTCOMES:
         row[name] = outcomes.count(name) / len(episodes)

@@ -21,13 +21,14 @@ from drill.console import console, usage_error
 from drill.core.policy import Policy
 from drill.core.rollout import run_episodes
 from drill.core.rubric import Rubric
-from drill.core.types import Episode, PolicyInfo
+from drill.core.types import Episode
 from drill.envs.triage.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
 from drill.envs.triage.corpus import CorpusError, TriageTask
 from drill.envs.triage.env import MODES, TriageEnv
 from drill.envs.triage.rubric import DEFAULT_WEIGHTS, rubric, submission
 from drill.evaluate.report import grouped_bar_chart, progress_bar, summary_table, write_results
-from drill.policies import LLMOptions, resolve_policies
+from drill.cli_options import BaseUrlOpt, KeyEnvOpt, ModelOpt, ReactOpt, TempOpt, TokensOpt
+from drill.policies import LLMOptions, policy_label, resolve_policies
 
 COMPONENT_NAMES = tuple(DEFAULT_WEIGHTS)
 _BATCH = 16
@@ -38,12 +39,6 @@ KOpt = typer.Option(3, "--k", help="Reader mode: articles in the prompt (gold + 
 BudgetOpt = typer.Option(8, "--turn-budget", help="Agent mode: turns before the episode ends unsubmitted.")
 DataOpt = typer.Option(None, "--data-dir", help="A corpus folder to use instead of the shipped one.")
 WeightOpt = typer.Option([], "--weight", help="Override a component weight, e.g. --weight parsimony=0.3 (repeatable).")
-ModelOpt = typer.Option(None, "--model", help="Local HF folder or hub id for `llm`; base model for `lora:`.")
-BaseUrlOpt = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for openai:MODEL.")
-KeyEnvOpt = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key.")
-TokensOpt = typer.Option(192, "--max-new-tokens", help="Tokens an LLM policy may generate per turn.")
-TempOpt = typer.Option(0.0, "--temperature", help="LLM sampling temperature (0 = greedy).")
-ReactOpt = typer.Option(False, "--react", help="Thought/Action prompting instead of plain tool calls.")
 
 
 def _make_env(mode: str, k: int, turn_budget: int, data_dir: Path | None) -> TriageEnv:
@@ -81,13 +76,6 @@ def _policy(spec: str, data_dir: Path | None, llm: LLMOptions) -> Policy:
         usage_error(str(exc))
 
 
-def _model_label(info: PolicyInfo) -> str:
-    if info.kind == "scripted":
-        return "—"
-    label = info.model or "?"
-    if info.adapter_path:
-        label += f" + {info.adapter_path} ({(info.adapter_sha256 or '?')[:12]})"
-    return f"{label} [{info.load_status}]"
 
 
 def escalation_correct(episode: Episode, task: TriageTask) -> bool:
@@ -98,7 +86,7 @@ def escalation_correct(episode: Episode, task: TriageTask) -> bool:
 def summarize(spec: str, episodes: Sequence[Episode], tasks: dict[str, TriageTask]) -> dict[str, Any]:
     """One table row: the policy, its model, the mean total and components, escalation accuracy, submit rate."""
     info = episodes[0].policies["agent"]
-    row: dict[str, Any] = {"policy": spec, "model": _model_label(info), "episodes": len(episodes)}
+    row: dict[str, Any] = {"policy": spec, "model": policy_label(info), "episodes": len(episodes)}
     row["total"] = statistics.fmean(e.score.total for e in episodes if e.score)
     for name in COMPONENT_NAMES:
         row[name] = statistics.fmean(e.score.components[name] for e in episodes if e.score)
