@@ -16,11 +16,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from drill.core.policy import Policy, parse_role_assignment
 from drill.core.types import PolicyInfo
 
 MODEL_PREFIXES = ("llm", "openai:", "lora:", "vllm:")
+ToolListing = Literal["schema", "compact"]
+TOOL_LISTINGS: tuple[str, ...] = ("schema", "compact")
+
+
+@dataclass(frozen=True)
+class Demonstration:
+    """One worked example shown to a role before its own conversation: what it saw and a good reply."""
+
+    role: str
+    observation: str
+    """The observation as the model would see it (a user message)."""
+    reply: str
+    """The reply, as a tool call in the prompt's reply format (an assistant message)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +52,18 @@ class LLMOptions:
     react: bool = False
     """Thought/Action prompting instead of plain tool calls."""
     seed: int = 0
+    tool_listing: ToolListing = "schema"
+    """How tools are listed in the system prompt: `schema` (each tool's JSON Schema) or `compact` (one
+    signature line per tool, e.g. `submit_resolution(resolution: string, ...)`), much shorter for small models."""
+    prefill: str = ""
+    """Text every reply starts with, e.g. `<tool_call>\n{"name": "submit_resolution", "arguments": {`. It is part of
+    the prompt (never trained on) and of the reply that is parsed. Needs a backend that renders prompts itself."""
+    demonstrations: tuple[Demonstration, ...] = ()
+    """Worked examples (see `drill.models.policy.demonstrations`) shown to their role before each conversation."""
+
+    def __post_init__(self) -> None:
+        if self.tool_listing not in TOOL_LISTINGS:
+            raise ValueError(f"unknown tool listing {self.tool_listing!r}; choose from {', '.join(TOOL_LISTINGS)}")
 
 
 def describe_choices(baselines: Mapping[str, object]) -> str:

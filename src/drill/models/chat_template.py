@@ -1,7 +1,7 @@
 """Rendering conversations into prompt token ids with a tokenizer's chat template.
 
 Shared by the backends that tokenize themselves (transformers and vLLM), so both build the exact
-same prompts. Whether the template renders tools is detected, not assumed: a conversation is
+same prompts. A trailing assistant message is a prefill the reply continues from. Whether the template renders tools is detected, not assumed: a conversation is
 rendered with a probe tool and the probe's name must appear in the text.
 """
 
@@ -29,12 +29,21 @@ class ChatTemplate:
         self.native_tools: bool = _PROBE_TOOL.name in probe
 
     def render(self, conversation: Sequence[Message], tools: Sequence[ToolSpec] | None) -> str:
-        """The prompt text, ending with the assistant header the model continues from."""
+        """The prompt text, ending with the assistant header the model continues from.
+
+        A conversation that ends with an assistant message is a prefill: the header is rendered for the
+        messages before it and the message's text is appended verbatim (whitespace included), so the
+        model continues the reply from exactly that text.
+        """
+        messages = list(conversation)
+        prefill = ""
+        if messages and messages[-1]["role"] == "assistant":
+            prefill = messages.pop()["content"]
         tool_dicts = [t.openai_format() for t in tools] if tools and self.native_tools else None
-        text = self.tokenizer.apply_chat_template(list(conversation), tools=tool_dicts, tokenize=False,
+        text = self.tokenizer.apply_chat_template(messages, tools=tool_dicts, tokenize=False,
                                                   add_generation_prompt=True)
         assert isinstance(text, str)
-        return text
+        return text + prefill
 
     def prompt_token_ids(self, conversation: Sequence[Message], tools: Sequence[ToolSpec] | None) -> list[int]:
         """Token ids of the rendered prompt. The template writes every special token itself."""

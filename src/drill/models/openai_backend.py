@@ -73,6 +73,10 @@ class OpenAIChatModel:
                  params: SamplingParams) -> list[Generation]:
         if not conversations:
             return []
+        if any(c and c[-1]["role"] == "assistant" for c in conversations):
+            raise ModelCallError(f"openai:{self.model_id}: an assistant prefill (a conversation ending with an "
+                                 "assistant message) is not part of the OpenAI chat API; use a backend that renders "
+                                 "the prompt itself (llm, lora:, vllm:)")
         jobs = list(enumerate(conversations))
         if len(jobs) == 1:
             return [self._complete(jobs[0][1], tools, params, 0)]

@@ -4,17 +4,26 @@ The prompt for the role that acts:
 
 * system: `AGENT_INSTRUCTIONS`, then the role's brief (`Observation.instructions`), then how to
   call tools: when the backend passes tools natively (`ChatModel.native_tools`) the chat template or
-  API shows them; otherwise the JSON tool protocol (`tool_protocol`) lists every tool's schema
-  inside `<tools>` and asks for one `<tool_call>{...}</tool_call>`. With `react=True` the reply form
-  is `Thought: ...` then `Action: {"name": ..., "arguments": {...}}`.
+  API shows them; otherwise the JSON tool protocol (`tool_protocol`) lists every tool inside
+  `<tools>`, as its JSON Schema (`tool_listing="schema"`) or as one signature line
+  (`"compact"`, e.g. `submit_resolution(resolution: string, citations: list of string, ...)`), and
+  asks for one `<tool_call>{...}</tool_call>`. With `react=True` the reply form is `Thought: ...`
+  then `Action: {"name": ..., "arguments": {...}}`.
+* then the demonstrations for the role, if any: worked examples (an observation as a user message,
+  a good reply as the assistant message), e.g. the oracle's first turn on training tasks
+  (`demonstrations`);
 * then the role's own earlier turns from `PolicyInput.history`: each observation it saw (with the
   error its previous action got, if any) as a user message and its raw output as the assistant
   message;
-* then the current observation.
+* then the current observation;
+* then, with a `prefill`, the start of the reply (a trailing assistant message): the model continues
+  from it. Its tokens are part of `Generation.prompt_token_ids`, so a trainer never trains on them,
+  while the text that is parsed (and kept as `Action.raw`) is prefill + generated text.
 
 Bounds: at most `max_history_turns` earlier turns, and the history is cut oldest first until the
-prompt fits `max_prompt_chars` characters; the system prompt and the current observation are always
-kept whole, and a note says how many turns are not shown. `max_new_tokens` bounds each reply.
+prompt fits `max_prompt_chars` characters; the system prompt, the demonstrations and the current
+observation are always kept whole, and a note says how many turns are not shown. `max_new_tokens`
+bounds each reply.
 
 Each reply is parsed by `drill.models.parsing`; a parse failure becomes `Action.unparseable`, which
 the environment answers with the parser's message and an `invalid_action` event (the format
@@ -25,14 +34,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from drill.core.policy import PolicyInput
-from drill.core.types import Action, Generation, Observation, PolicyInfo, ToolSpec
+from drill.core.env import Env
+from drill.core.policy import Policy, PolicyInput
+from drill.core.types import Action, Generation, Observation, PolicyInfo, Task, ToolSpec
 from drill.models.base import AdapterLoadError, ChatModel, Message, ModelLoadError, SamplingParams
 from drill.models.parsing import parse_action
-from drill.policies import LLMOptions
+from drill.policies import Demonstration, LLMOptions, ToolListing
 
 AGENT_INSTRUCTIONS = (
     "You are an agent working in an environment, one turn at a time. Each user message shows what you "
@@ -42,12 +53,50 @@ HERMES_STOP = "</tool_call>"
 REACT_STOP = "\nObservation:"
 
 
-def tool_protocol(tools: Sequence[ToolSpec], react: bool) -> str:
+def tool_protocol(tools: Sequence[ToolSpec], react: bool, listing: ToolListing = "schema") -> str:
     """The JSON tool protocol written into the system prompt when the backend cannot pass tools natively."""
-    listing = "\n".join(json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters})
-                        for t in tools)
+    if listing == "compact":
+        lines = "\n".join(compact_signature(t) for t in tools)
+        return (f"# Tools\n\nThe tools you can call:\n<tools>\n{lines}\n</tools>\n\n"
+                + reply_format(react, native_tools=False))
+    lines = "\n".join(json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters})
+                      for t in tools)
     return ("# Tools\n\nThe tools you can call, one JSON object per line (\"parameters\" is the JSON Schema of "
-            f"the arguments):\n<tools>\n{listing}\n</tools>\n\n" + reply_format(react, native_tools=False))
+            f"the arguments):\n<tools>\n{lines}\n</tools>\n\n" + reply_format(react, native_tools=False))
+
+
+def compact_signature(tool: ToolSpec) -> str:
+    """One line for a tool: `name(arg: type, optional: type = default): description`, read from its JSON Schema."""
+    properties: dict[str, Any] = tool.parameters.get("properties", {})
+    required = set(tool.parameters.get("required", []))
+    args = []
+    for name, schema in properties.items():
+        text = f"{name}: {_schema_type(schema)}"
+        if name not in required:
+            text += f" = {json.dumps(schema['default'])}" if "default" in schema else " (optional)"
+        args.append(text)
+    description = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+    return f"{tool.name}({', '.join(args)})" + (f": {description}" if description else "")
+
+
+def _schema_type(schema: dict[str, Any]) -> str:
+    if "enum" in schema:
+        return " | ".join(json.dumps(v) for v in schema["enum"])
+    if "anyOf" in schema:
+        return " or ".join(_schema_type(s) for s in schema["anyOf"])
+    kind = schema.get("type", "any")
+    if isinstance(kind, list):
+        return " or ".join(kind)
+    if kind == "array":
+        return "list of " + _schema_type(schema.get("items", {}))
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if low is not None and high is not None:
+        return f"{kind} {low:g}-{high:g}"
+    if low is not None:
+        return f"{kind} >= {low:g}"
+    if high is not None:
+        return f"{kind} <= {high:g}"
+    return str(kind)
 
 
 def reply_format(react: bool, native_tools: bool) -> str:
@@ -71,7 +120,40 @@ def render_action(action: Action) -> str:
     """What the model said on an earlier turn: its raw output, or the call written as a Hermes block."""
     if action.raw is not None:
         return action.raw
-    return f"<tool_call>{json.dumps({'name': action.tool, 'arguments': action.arguments})}</tool_call>"
+    return render_call(action.tool, action.arguments)
+
+
+def render_call(tool: str, arguments: Any) -> str:
+    """A tool call written as the protocol asks (`reply_format`): a Hermes block."""
+    return f"<tool_call>\n{json.dumps({'name': tool, 'arguments': arguments})}\n</tool_call>"
+
+
+def demonstrations(make_env: Callable[[], Env], tasks: Sequence[Task], policy: Policy | dict[str, Policy],
+                   count: int, max_turns: int = 200) -> tuple[Demonstration, ...]:
+    """Worked examples from the first `count` of `tasks` (pass training tasks, never held-out ones): each
+    role's first turn played by `policy` (usually the oracle), as the observation and its call written as a
+    Hermes block. An action that was not a valid call is a bug in the policy and raises."""
+    from drill.core.rollout import run_episodes
+
+    if count < 0:
+        raise ValueError(f"the number of demonstrations must be >= 0, got {count}")
+    if count == 0:
+        return ()
+    if len(tasks) < count:
+        raise ValueError(f"{count} demonstrations asked for but only {len(tasks)} tasks to draw them from")
+    shown: list[Demonstration] = []
+    for episode in run_episodes(make_env, [(task, 0) for task in tasks[:count]], policy, None, max_turns):
+        seen: set[str] = set()
+        for turn in episode.turns:
+            if turn.role in seen:
+                continue
+            seen.add(turn.role)
+            if turn.action.parse_error is not None or any(e.name == "invalid_action" for e in turn.events):
+                raise ValueError(f"demonstration from task {episode.task_id}: the {turn.policy!r} policy's "
+                                 f"{turn.role} turn was rejected, so it cannot be shown as an example")
+            shown.append(Demonstration(role=turn.role, observation=render_observation(turn.observation),
+                                       reply=render_call(turn.action.tool, turn.action.arguments)))
+    return tuple(shown)
 
 
 @dataclass(frozen=True)
@@ -89,6 +171,12 @@ class PolicyOptions:
     """Earlier turns are dropped, oldest first, until the prompt's characters fit (about 3,000 tokens)."""
     instructions: str = AGENT_INSTRUCTIONS
     """The generic part of the system prompt, before the role's brief."""
+    tool_listing: ToolListing = "schema"
+    """`schema`: each tool's JSON Schema; `compact`: one signature line per tool (see `compact_signature`)."""
+    prefill: str = ""
+    """The start of every reply, continued by the model (see the module docstring)."""
+    demonstrations: tuple[Demonstration, ...] = ()
+    """Worked examples, shown to the role they belong to."""
 
 
 class LLMPolicy:
@@ -108,7 +196,7 @@ class LLMPolicy:
         if self.model.native_tools:
             parts.append(reply_format(self.options.react, native_tools=True))
         else:
-            parts.append(tool_protocol(observation.tools, self.options.react))
+            parts.append(tool_protocol(observation.tools, self.options.react, self.options.tool_listing))
         return "\n\n".join(p for p in parts if p)
 
     def conversation(self, item: PolicyInput) -> list[Message]:
@@ -119,7 +207,9 @@ class LLMPolicy:
         shown = own[-self.options.max_history_turns:] if self.options.max_history_turns > 0 else []
         pairs = [[{"role": "user", "content": render_observation(t.observation)},
                   {"role": "assistant", "content": render_action(t.action)}] for t in shown]
-        fixed = len(system["content"]) + len(current["content"])
+        examples = [m for d in self.options.demonstrations if d.role == item.observation.role
+                    for m in ({"role": "user", "content": d.observation}, {"role": "assistant", "content": d.reply})]
+        fixed = len(system["content"]) + len(current["content"]) + sum(len(m["content"]) for m in examples)
         while pairs and fixed + sum(len(m["content"]) for p in pairs for m in p) > self.options.max_prompt_chars:
             pairs.pop(0)
         hidden = len(own) - len(pairs)
@@ -127,7 +217,8 @@ class LLMPolicy:
         if hidden:
             note = f"({hidden} earlier turn{'s' if hidden != 1 else ''} of yours not shown.)\n\n"
             messages[0] = {"role": "user", "content": note + messages[0]["content"]}
-        return [system, *messages]
+        prefill = [{"role": "assistant", "content": self.options.prefill}] if self.options.prefill else []
+        return [system, *examples, *messages, *prefill]
 
     def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
         if not inputs:
@@ -149,7 +240,7 @@ class LLMPolicy:
                                    f"for {len(indices)} prompts")
             for i, generation in zip(indices, batch):
                 generations[i] = generation
-        return [parse_action(g.text, g) for g in generations if g is not None]
+        return [parse_action(self.options.prefill + g.text, g) for g in generations if g is not None]
 
     def _sampling(self, inputs: Sequence[PolicyInput]) -> SamplingParams:
         params = self.options.sampling
@@ -175,8 +266,12 @@ def build_llm_policy(spec: str, options: LLMOptions) -> LLMPolicy:
     policy_options = PolicyOptions(
         sampling=SamplingParams(max_new_tokens=options.max_new_tokens, temperature=options.temperature,
                                 seed=options.seed),
-        react=options.react,
+        react=options.react, tool_listing=options.tool_listing, prefill=options.prefill,
+        demonstrations=options.demonstrations,
     )
+    if options.prefill and spec.startswith("openai:"):
+        raise ModelLoadError(f"{spec}: --prefill needs a backend that renders the prompt itself (llm, lora:, vllm:); "
+                             "the OpenAI chat API cannot continue a partial assistant reply")
     model: ChatModel
     if spec == "llm":
         from drill.models.local import load_embedded, load_local

@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from drill.cli_options import unescape
 from drill.console import fatal, usage_error
 from drill.train.config import GRPOConfig
 
@@ -67,6 +68,10 @@ def train(
     max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", help=H("max_new_tokens")),
     temperature: float | None = typer.Option(None, "--temperature", help=H("temperature")),
     max_turns: int | None = typer.Option(None, "--max-turns", help=H("max_turns")),
+    tool_listing: str | None = typer.Option(None, "--tool-listing", help=H("tool_listing")),
+    prefill: str | None = typer.Option(None, "--prefill", help=H("prefill") + " On the command line \\n and \\t "
+                                                                              "are read as newline and tab."),
+    demos: int | None = typer.Option(None, "--demos", help=H("demos")),
     curriculum: str | None = typer.Option(None, "--curriculum", help=H("curriculum")),
     curriculum_field: str | None = typer.Option(None, "--curriculum-field", help=H("curriculum_field")),
     weight: list[str] = typer.Option([], "--weight", help="A weight schedule (repeatable). " + H("weight_schedules")),
@@ -92,7 +97,8 @@ def train(
         "clip_epsilon": clip_epsilon, "kl_beta": kl_beta, "ppo_epochs": ppo_epochs, "learning_rate": learning_rate,
         "weight_decay": weight_decay, "max_grad_norm": max_grad_norm, "micro_batch_size": micro_batch_size,
         "lora_rank": lora_rank, "lora_alpha": lora_alpha, "max_new_tokens": max_new_tokens,
-        "temperature": temperature, "max_turns": max_turns, "curriculum": curriculum,
+        "temperature": temperature, "max_turns": max_turns, "tool_listing": tool_listing,
+        "prefill": None if prefill is None else unescape(prefill), "demos": demos, "curriculum": curriculum,
         "curriculum_field": curriculum_field, "seed": seed, "output_dir": output_dir,
         "checkpoint_every": checkpoint_every, "keep_checkpoints": keep_checkpoints, "eval_tasks": eval_tasks,
         "device": device, "bf16": bf16, "generation_backend": generation_backend,
@@ -133,7 +139,30 @@ def train(
               "with --resume after changing the settings)")
     from drill.console import console
 
-    console.print(f"adapter: {result.adapter_dir}  (evaluate with: drill eval {config.env} --policy "
-                  f"lora:{result.adapter_dir})", highlight=False)
+    console.print(f"adapter: {result.adapter_dir}  (evaluate with: {eval_command(config, result.adapter_dir)})",
+                  highlight=False, soft_wrap=True)
     console.print(f"metrics: {result.output_dir / 'metrics.jsonl'}  curve: {result.output_dir / 'learning_curve.png'}",
                   highlight=False)
+
+
+_EVAL_FLAGS = {("inbox", "seed"): "--synthetic-seed"}
+
+
+def eval_command(config: GRPOConfig, adapter_dir: Path) -> str:
+    """The `drill eval` command that prompts the trained adapter as training did."""
+    import shlex
+
+    parts = ["drill", "eval", config.env, "--policy", f"lora:{adapter_dir}"]
+    for key, value in config.env_options.items():  # the env's load() options are its eval flags, one renamed
+        flag = _EVAL_FLAGS.get((config.env, key), "--" + key.replace("_", "-"))
+        parts += [flag, str(value).lower() if isinstance(value, bool) else str(value)]
+    if config.model:
+        parts += ["--model", config.model]
+    parts += ["--max-new-tokens", str(config.max_new_tokens)]
+    if config.tool_listing != "schema":
+        parts += ["--tool-listing", config.tool_listing]
+    if config.prefill:
+        parts += ["--prefill", config.prefill.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")]
+    if config.demos:
+        parts += ["--demos", str(config.demos)]
+    return shlex.join(parts)

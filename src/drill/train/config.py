@@ -73,6 +73,17 @@ class GRPOConfig:
     max_new_tokens: int = _help(128, "Tokens the model may generate per turn.")
     temperature: float = _help(1.0, "Sampling temperature during rollouts (must be > 0: GRPO needs varied groups).")
     max_turns: int = _help(200, "Safety bound on turns per episode.")
+    # -- prompt (the held-out evaluation prompts the trained and untrained model the same way) ------
+    tool_listing: str = _help(
+        "schema", "How tools are listed in the system prompt: schema (JSON Schema per tool) or compact (one "
+                  "signature line per tool, far fewer tokens; better for 0.1B-1B models).")
+    prefill: str = _help(
+        "", "Text every reply starts with; the model continues it. Its tokens are prompt, never trained on. E.g. "
+            "'<tool_call>\\n{\"name\": \"submit_resolution\", \"arguments\": {\"resolution\": \"' for the "
+            "triage reader. Empty: none.")
+    demos: int = _help(
+        0, "Worked examples in every prompt: the oracle's first turn on the first N training tasks (never "
+           "held-out ones). 0: none.")
     # -- schedules --------------------------------------------------------------------------------
     curriculum: str = _help(
         "", "Task stages as NAME:STEPS,..., e.g. easy:200,medium:200,hard:200; NAME matches the task field "
@@ -127,6 +138,10 @@ class GRPOConfig:
             problems.append(f"temperature must be > 0 for rollouts, got {self.temperature}")
         if self.kl_abort is not None and not self.kl_abort > 0:
             problems.append(f"kl_abort must be > 0 or None, got {self.kl_abort}")
+        if self.tool_listing not in ("schema", "compact"):
+            problems.append(f"tool_listing must be schema or compact, got {self.tool_listing!r}")
+        if self.demos < 0:
+            problems.append(f"demos must be >= 0, got {self.demos}")
         if self.eval_tasks < 0:
             problems.append(f"eval_tasks must be >= 0, got {self.eval_tasks}")
         if not self.lora_target_modules:

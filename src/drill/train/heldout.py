@@ -3,7 +3,7 @@ baselines, on held-out tasks (the environment's test split, never used in traini
 
 The trained row loads the saved adapter exactly as `drill eval ENV --policy lora:OUTPUT/adapter` does
 (`drill.models.adapters.load_lora`, which fails loudly rather than fall back), so the numbers are those
-of the artifact on disk. LLM rows decode greedily (temperature 0). In a multi-role environment the
+of the artifact on disk. LLM rows decode greedily (temperature 0) and are prompted as in training (tool listing, prefill, demonstrations). In a multi-role environment the
 evaluated policy plays the trained roles and `scripted_policy` plays the others, as in training.
 Writes `OUTPUT/heldout.json` (summary rows and every episode) and prints a table.
 """
@@ -11,6 +11,7 @@ Writes `OUTPUT/heldout.json` (summary rows and every episode) and prints a table
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from drill.core.types import Episode, Task
 from drill.evaluate.report import progress_bar, summary_table, write_results
 from drill.policies import LLMOptions
 from drill.train.config import GRPOConfig
+from drill.train.rollouts import prompt_options
 from drill.train.target import TrainTarget
 
 
@@ -55,11 +57,12 @@ def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[st
 
     tasks = heldout_tasks(target, config.eval_tasks, config.seed)
     jobs = [(task, index) for index, task in enumerate(tasks)]
-    options = LLMOptions(model=config.model, max_new_tokens=config.max_new_tokens, temperature=0.0, seed=config.seed)
+    prompting = prompt_options(config, target)
+    options = LLMOptions(model=config.model, max_new_tokens=config.max_new_tokens, temperature=0.0, seed=config.seed,
+                         **prompting)
     candidates: dict[str, Policy] = {
         "trained": build_llm_policy(f"lora:{adapter_dir}", options),
-        "untrained": build_llm_policy("llm", LLMOptions(model=model_id, max_new_tokens=config.max_new_tokens,
-                                                        temperature=0.0, seed=config.seed)),
+        "untrained": build_llm_policy("llm", replace(options, model=model_id)),
     }
     candidates |= {name: target.baselines[name]() for name in config.eval_baselines}
     rubric = target.rubric({})

@@ -22,7 +22,8 @@ from typing import Any
 from drill.core.policy import Policy
 from drill.core.types import PolicyInfo
 from drill.models.base import ModelLoadError, SamplingParams
-from drill.models.policy import LLMPolicy, PolicyOptions
+from drill.models.policy import LLMPolicy, PolicyOptions, demonstrations
+from drill.policies import Demonstration
 from drill.train.config import GRPOConfig
 from drill.train.target import TrainTarget
 
@@ -43,16 +44,29 @@ def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTar
     else:
         chat = TransformersChatModel(model, base.tokenizer, base.model_id)
     info = PolicyInfo(name="grpo-rollout", kind="lora", model=base.model_id, load_status="training")
+    prompting = prompt_options(config, target)
     scripted = {role: target.baselines[config.scripted_policy]() for role in target.roles if role not in roles}
 
     def policies(step: int) -> dict[str, Policy]:
         bind_adapter(step)
         sampling = SamplingParams(max_new_tokens=config.max_new_tokens, temperature=config.temperature,
                                   seed=step_sampling_seed(config.seed, step))
-        trained = LLMPolicy(chat, info, PolicyOptions(sampling=sampling))
+        trained = LLMPolicy(chat, info, PolicyOptions(sampling=sampling, **prompting))
         return {role: trained if role in roles else scripted[role] for role in target.roles}
 
     return policies
+
+
+def prompt_options(config: GRPOConfig, target: TrainTarget) -> dict[str, Any]:
+    """The prompt settings of `config` (tool listing, prefill, demonstrations) as PolicyOptions/LLMOptions
+    keywords. Demonstrations are the oracle's first turns on the first `config.demos` training tasks."""
+    shown: tuple[Demonstration, ...] = ()
+    if config.demos:
+        if "oracle" not in target.baselines:
+            raise ValueError(f"demos={config.demos} needs an oracle baseline, and {target.name} has none")
+        shown = demonstrations(target.make_env, target.tasks("train"), target.baselines["oracle"](), config.demos,
+                               config.max_turns)
+    return {"tool_listing": config.tool_listing, "prefill": config.prefill, "demonstrations": shown}
 
 
 class _AdapterBoundEngine:

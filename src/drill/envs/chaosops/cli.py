@@ -22,7 +22,8 @@ from drill.envs.chaosops.env import TASKS, ChaosOpsEnv, ChaosOpsTask
 from drill.envs.chaosops.failures import FAILURE_NAMES, ROLES, TIER_NAMES
 from drill.envs.chaosops.rubric import elapsed_steps, rubric
 from drill.evaluate.report import grouped_bar_chart, progress_bar, summary_table, write_results
-from drill.cli_options import BaseUrlOpt, KeyEnvOpt, ModelOpt, ReactOpt, TempOpt, TokensOpt
+from drill.cli_options import (BaseUrlOpt, DemosOpt, KeyEnvOpt, ListingOpt, ModelOpt, PrefillOpt, ReactOpt,
+                               TempOpt, TokensOpt, llm_options)
 from drill.policies import LLMOptions, policy_label, resolve_policies
 
 _BATCH = 45
@@ -118,6 +119,9 @@ def evaluate(
     max_new_tokens: int = TokensOpt,
     temperature: float = TempOpt,
     react: bool = ReactOpt,
+    tool_listing: str = ListingOpt,
+    prefill: str = PrefillOpt,
+    demos: int = DemosOpt,
 ) -> None:
     """Evaluate policies on ChaosOps: seeds x failures x tiers; a table per policy and tier, results.json, a PNG."""
     failures = _choose(failure, FAILURE_NAMES, "--failure")
@@ -125,8 +129,9 @@ def evaluate(
     if seeds < 1:
         usage_error(f"--seeds must be at least 1, got {seeds}")
     scorer = _rubric(rogue_multiplier)
-    llm = LLMOptions(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
-                     temperature=temperature, react=react)
+    llm = llm_options(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
+                      temperature=temperature, react=react, tool_listing=tool_listing, prefill=prefill,
+                      demos=demos, make_env=ChaosOpsEnv, oracle=baselines["oracle"])
     specs = {spec: _policies(spec, llm) for spec in dict.fromkeys(policy)}
     tasks = [t for t in TASKS["test"] if t.failure in failures and t.tier in tiers]
     with progress_bar() as progress:
@@ -169,13 +174,17 @@ def watch(
     max_new_tokens: int = TokensOpt,
     temperature: float = TempOpt,
     react: bool = ReactOpt,
+    tool_listing: str = ListingOpt,
+    prefill: str = PrefillOpt,
+    demos: int = DemosOpt,
 ) -> None:
     """Watch one ChaosOps episode: each role's view, its action, the events and the running reward."""
     _choose([failure], FAILURE_NAMES, "--failure")
     _choose([tier], TIER_NAMES, "--tier")
     scorer = _rubric(rogue_multiplier)
-    llm = LLMOptions(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
-                     temperature=temperature, react=react, seed=seed)
+    llm = llm_options(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
+                      temperature=temperature, react=react, tool_listing=tool_listing, prefill=prefill,
+                      demos=demos, make_env=ChaosOpsEnv, oracle=baselines["oracle"], seed=seed)
     policies = _policies(policy, llm)
     env = ChaosOpsEnv()
     task = env.task(f"{failure}-{tier}")

@@ -28,7 +28,8 @@ from drill.envs.inbox.rubric import rubric
 from drill.envs.inbox.store import StoreError
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES
 from drill.evaluate.report import grouped_bar_chart, progress_bar, summary_table, write_results
-from drill.cli_options import BaseUrlOpt, KeyEnvOpt, ModelOpt, ReactOpt, TempOpt, TokensOpt
+from drill.cli_options import (BaseUrlOpt, DemosOpt, KeyEnvOpt, ListingOpt, ModelOpt, PrefillOpt, ReactOpt,
+                               TempOpt, TokensOpt, llm_options)
 from drill.policies import LLMOptions, policy_label, resolve_policies
 
 inbox_app = typer.Typer(no_args_is_help=True, help="Mail stores and questions for the inbox environment.")
@@ -106,6 +107,9 @@ def evaluate(
     max_new_tokens: int = TokensOpt,
     temperature: float = TempOpt,
     react: bool = ReactOpt,
+    tool_listing: str = ListingOpt,
+    prefill: str = PrefillOpt,
+    demos: int = DemosOpt,
 ) -> None:
     """Evaluate policies on inbox QA: a table per policy, results.json and a chart of reward per question kind."""
     if split not in ("train", "test"):
@@ -118,8 +122,9 @@ def evaluate(
         usage_error(f"--max-turns must be at least 1, got {max_turns}")
     env = _make_env(synthetic_seed, db, questions, max_turns, judge, judge_base_url, api_key_env)
     scorer = rubric(max_turns)
-    llm = LLMOptions(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
-                     temperature=temperature, react=react)
+    llm = llm_options(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
+                      temperature=temperature, react=react, tool_listing=tool_listing, prefill=prefill,
+                      demos=demos, make_env=lambda: InboxEnv(**env.options), oracle=baselines["oracle"])
     policies = {spec: _policy(spec, llm) for spec in dict.fromkeys(policy)}
     tasks = env.tasks(split)[:limit]
     if not tasks:
@@ -184,13 +189,17 @@ def watch(
     max_new_tokens: int = TokensOpt,
     temperature: float = TempOpt,
     react: bool = ReactOpt,
+    tool_listing: str = ListingOpt,
+    prefill: str = PrefillOpt,
+    demos: int = DemosOpt,
 ) -> None:
     """Watch one inbox episode: what the agent saw, the raw model output, its action, events and the score."""
     if max_turns < 1:
         usage_error(f"--max-turns must be at least 1, got {max_turns}")
     env = _make_env(synthetic_seed, db, questions, max_turns, judge, judge_base_url, api_key_env)
-    llm = LLMOptions(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
-                     temperature=temperature, react=react, seed=seed)
+    llm = llm_options(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
+                      temperature=temperature, react=react, tool_listing=tool_listing, prefill=prefill,
+                      demos=demos, make_env=lambda: InboxEnv(**env.options), oracle=baselines["oracle"], seed=seed)
     chosen = _policy(policy, llm)
     try:
         picked = env.task(task) if task else env.tasks("test")[0]

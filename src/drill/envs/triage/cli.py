@@ -27,7 +27,8 @@ from drill.envs.triage.corpus import CorpusError, TriageTask
 from drill.envs.triage.env import MODES, TriageEnv
 from drill.envs.triage.rubric import DEFAULT_WEIGHTS, rubric, submission
 from drill.evaluate.report import grouped_bar_chart, progress_bar, summary_table, write_results
-from drill.cli_options import BaseUrlOpt, KeyEnvOpt, ModelOpt, ReactOpt, TempOpt, TokensOpt
+from drill.cli_options import (BaseUrlOpt, DemosOpt, KeyEnvOpt, ListingOpt, ModelOpt, PrefillOpt, ReactOpt,
+                               TempOpt, TokensOpt, llm_options)
 from drill.policies import LLMOptions, policy_label, resolve_policies
 
 COMPONENT_NAMES = tuple(DEFAULT_WEIGHTS)
@@ -115,6 +116,9 @@ def evaluate(
     max_new_tokens: int = TokensOpt,
     temperature: float = TempOpt,
     react: bool = ReactOpt,
+    tool_listing: str = ListingOpt,
+    prefill: str = PrefillOpt,
+    demos: int = DemosOpt,
 ) -> None:
     """Evaluate policies on IT triage: a table per policy, results.json and a components chart."""
     if mode not in MODES:
@@ -127,8 +131,9 @@ def evaluate(
         usage_error(f"--seeds must be at least 1, got {seeds}")
     env = _make_env(mode, k, turn_budget, data_dir)
     scorer = _rubric(weight)
-    llm = LLMOptions(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
-                     temperature=temperature, react=react)
+    llm = llm_options(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
+                      temperature=temperature, react=react, tool_listing=tool_listing, prefill=prefill,
+                      demos=demos, make_env=lambda: TriageEnv(**env.options), oracle=_baselines(data_dir)["oracle"])
     policies = {spec: _policy(spec, data_dir, llm) for spec in dict.fromkeys(policy)}
     tasks = env.tasks(split)[:limit]
     jobs = [(task, seed) for task in tasks for seed in range(seeds)]
@@ -182,14 +187,18 @@ def watch(
     max_new_tokens: int = TokensOpt,
     temperature: float = TempOpt,
     react: bool = ReactOpt,
+    tool_listing: str = ListingOpt,
+    prefill: str = PrefillOpt,
+    demos: int = DemosOpt,
 ) -> None:
     """Watch one triage episode: what the agent saw, the raw model output, its action, events and the score."""
     if mode not in MODES:
         usage_error(f"unknown --mode {mode!r}; choose from {', '.join(MODES)}")
     env = _make_env(mode, k, turn_budget, data_dir)
     scorer = _rubric(weight)
-    llm = LLMOptions(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
-                     temperature=temperature, react=react, seed=seed)
+    llm = llm_options(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
+                      temperature=temperature, react=react, tool_listing=tool_listing, prefill=prefill,
+                      demos=demos, make_env=lambda: TriageEnv(**env.options), oracle=_baselines(data_dir)["oracle"], seed=seed)
     chosen = _policy(policy, data_dir, llm)
     try:
         picked = env.task(task) if task else env.tasks("test")[0]
