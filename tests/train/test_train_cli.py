@@ -24,6 +24,9 @@ runner = CliRunner()
     (["train", "triage", "--eval-baseline", "genius"], "unknown evaluation baseline(s) genius"),
     (["train", "triage", "-E", "mode=sideways"], "unknown triage mode 'sideways'"),
     (["train", "triage", "-E", "k"], "expected KEY=VALUE"),
+    (["train", "triage", "--tool-listing", "yaml"], "tool_listing must be schema or compact, got 'yaml'"),
+    (["train", "triage", "--demos", "-1"], "demos must be >= 0, got -1"),
+    (["train", "triage", "--demos", "100000"], "demos=100000 but triage has only"),
     (["train", "chaosops", "--curriculum", "easy:5,nightmare:5"], "'nightmare' selects no training task"),
     (["train", "chaosops", "--role", "sre", "--role-reward", "oversight=rogue_caught"],
      "role_rewards names roles the model does not play: oversight"),
@@ -64,3 +67,33 @@ def test_config_file_then_command_line_overrides(tmp_path: Path, monkeypatch: py
     assert config.kl_abort is None and config.lora_target_modules == ["q_proj", "v_proj"]
     runner.invoke(app, ["train", "triage", "-E", "k=2", "-E", "mode=reader", "--output-dir", str(tmp_path / "t")])
     assert seen[1].env_options == {"k": 2, "mode": "reader"}
+
+
+def test_prompt_options_reach_the_config_and_the_printed_eval_command_reproduces_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shlex
+
+    from drill.cli_options import unescape
+    from drill.train.cli import eval_command
+
+    seen: list[GRPOConfig] = []
+
+    def fake_train(config: GRPOConfig, target: Any = None, base: Any = None) -> Any:  # the test seam: no model
+        seen.append(config)
+        return grpo.TrainResult(output_dir=config.output_dir, adapter_dir=config.output_dir / "adapter", steps=0,
+                                metrics=[])
+
+    monkeypatch.setattr(grpo, "train", fake_train)
+    typed = r'<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
+    result = runner.invoke(app, ["train", "triage", "-E", "k=1", "--tool-listing", "compact", "--demos", "2",
+                                 "--prefill", typed, "--output-dir", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    config = seen[0]
+    assert config.prefill == '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
+    assert (config.tool_listing, config.demos) == ("compact", 2)
+    args = shlex.split(eval_command(config, tmp_path / "out" / "adapter"))
+    assert args[:5] == ["drill", "eval", "triage", "--policy", f"lora:{tmp_path / 'out' / 'adapter'}"]
+    flags = dict(zip(args[5::2], args[6::2]))
+    assert flags["--k"] == "1" and flags["--tool-listing"] == "compact" and flags["--demos"] == "2"
+    assert unescape(flags["--prefill"]) == config.prefill and flags["--max-new-tokens"] == "128"
+    assert "drill eval triage --policy lora:" in " ".join(result.output.split())

@@ -237,6 +237,12 @@ def plan_run(config: GRPOConfig, target: TrainTarget | None = None) -> RunPlan:
     with_shaping(target.rubric_factory(), config.shaping, {})  # unknown or clashing names fail here
     curriculum = Curriculum.parse(config.curriculum)
     pools = curriculum.pools(target.tasks("train"), config.curriculum_field)
+    if config.demos:
+        if "oracle" not in target.baselines:
+            raise ValueError(f"demos={config.demos} needs an oracle baseline, and {target.name} has none")
+        if config.demos > len(target.tasks("train")):
+            raise ValueError(f"demos={config.demos} but {target.name} has only {len(target.tasks('train'))} "
+                             "training tasks to draw them from")
     out = config.output_dir
     if not config.resume and ((out / "metrics.jsonl").exists() or list_checkpoints(out)):
         raise ValueError(f"{out} already holds a training run; pass --resume to continue it, "
