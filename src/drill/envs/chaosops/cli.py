@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
+from drill.cli_options import (BaseUrlOpt, DemosOpt, KeyEnvOpt, ListingOpt, ModelOpt, PrefillOpt, ReactOpt,
+                               TempOpt, TokensOpt, llm_options)
 from drill.console import console, usage_error
 from drill.core import Episode, Policy, PolicyInfo, PolicyInput, Rubric, Turn, run_episodes
 from drill.envs.chaosops.baselines import baselines
@@ -22,8 +24,6 @@ from drill.envs.chaosops.env import TASKS, ChaosOpsEnv, ChaosOpsTask
 from drill.envs.chaosops.failures import FAILURE_NAMES, ROLES, TIER_NAMES
 from drill.envs.chaosops.rubric import elapsed_steps, rubric
 from drill.evaluate.report import grouped_bar_chart, progress_bar, summary_table, write_results
-from drill.cli_options import (BaseUrlOpt, DemosOpt, KeyEnvOpt, ListingOpt, ModelOpt, PrefillOpt, ReactOpt,
-                               TempOpt, TokensOpt, llm_options)
 from drill.policies import LLMOptions, policy_label, resolve_policies
 
 _BATCH = 45

@@ -17,6 +17,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from drill.cli_options import (BaseUrlOpt, DemosOpt, KeyEnvOpt, ListingOpt, ModelOpt, PrefillOpt, ReactOpt,
+                               TempOpt, TokensOpt, llm_options)
 from drill.console import console, fatal, usage_error
 from drill.core.policy import Policy
 from drill.core.rollout import run_episodes
@@ -28,8 +30,6 @@ from drill.envs.inbox.rubric import rubric
 from drill.envs.inbox.store import StoreError
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES
 from drill.evaluate.report import grouped_bar_chart, progress_bar, summary_table, write_results
-from drill.cli_options import (BaseUrlOpt, DemosOpt, KeyEnvOpt, ListingOpt, ModelOpt, PrefillOpt, ReactOpt,
-                               TempOpt, TokensOpt, llm_options)
 from drill.policies import LLMOptions, policy_label, resolve_policies
 
 inbox_app = typer.Typer(no_args_is_help=True, help="Mail stores and questions for the inbox environment.")

@@ -17,6 +17,8 @@ from rich.panel import Panel
 from rich.text import Text
 from rich.table import Table
 
+from drill.cli_options import (BaseUrlOpt, DemosOpt, KeyEnvOpt, ListingOpt, ModelOpt, PrefillOpt, ReactOpt,
+                               TempOpt, TokensOpt, llm_options)
 from drill.console import console, usage_error
 from drill.core.policy import Policy
 from drill.core.rollout import run_episodes
@@ -27,8 +29,6 @@ from drill.envs.triage.corpus import CorpusError, TriageTask
 from drill.envs.triage.env import MODES, TriageEnv
 from drill.envs.triage.rubric import DEFAULT_WEIGHTS, rubric, submission
 from drill.evaluate.report import grouped_bar_chart, progress_bar, summary_table, write_results
-from drill.cli_options import (BaseUrlOpt, DemosOpt, KeyEnvOpt, ListingOpt, ModelOpt, PrefillOpt, ReactOpt,
-                               TempOpt, TokensOpt, llm_options)
 from drill.policies import LLMOptions, policy_label, resolve_policies
 
 COMPONENT_NAMES = tuple(DEFAULT_WEIGHTS)
