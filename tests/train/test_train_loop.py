@@ -228,3 +228,31 @@ def test_embedded_model_tiny_run_saves_an_adapter_that_lora_loading_accepts(tmp_
     trained, untrained = resumed.evaluation
     assert (trained["policy"], untrained["policy"]) == ("trained", "untrained")
     assert trained["model"] == EMBEDDED_MODEL_ID and len(trained["adapter"]) == 12 and untrained["adapter"] == "—"
+
+
+def test_prompt_options_shape_rollouts_and_the_heldout_rows_alike(tiny_model_dir: Path, tiny_base: BaseModel,
+                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prefill, compact listing and oracle demonstrations reach every prompt (rollouts and the held-out rows) and the
+    held-out LLM rows parse prefill + generated text."""
+    from drill.train import rollouts
+
+    prefill = '<tool_call>\n{"name": "say", "arguments": {"text": "'
+    seen: list[Any] = []
+    original = rollouts.LLMPolicy.act
+
+    def spy(self: Any, inputs: Any) -> Any:  # the test seam: record each rollout prompt as rendered
+        seen.extend(self.model.template.render(self.conversation(item), None) for item in inputs)
+        return original(self, inputs)
+
+    config = _config(tiny_model_dir, tmp_path / "run", steps=1, curriculum="", weight_schedules=[], eval_tasks=1,
+                     eval_baselines=[], tool_listing="compact", prefill=prefill, demos=1)
+    monkeypatch.setattr(rollouts.LLMPolicy, "act", spy)
+    result = train(config, target=RELAY, base=tiny_base)
+    assert seen and all(p.endswith(prefill) for p in seen)
+    assert all("say(text: string)" in p and '"properties"' not in p for p in seen)  # compact listing
+    demo = '<tool_call>\n{"name": "say", "arguments": {"text": "ok"}}\n</tool_call>'  # the oracle's writer turn
+    assert all(demo in p for p in seen)
+    episodes = json.loads((tmp_path / "run" / "heldout.json").read_text())["episodes"]
+    writer_turns = [t for e in episodes for t in e["turns"] if t["role"] == "writer"]
+    assert len(writer_turns) == 4 and all(t["action"]["raw"].startswith(prefill) for t in writer_turns)
+    assert [row["policy"] for row in result.evaluation] == ["trained", "untrained"]

@@ -106,7 +106,7 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
     from peft import LoraConfig, get_peft_model
 
     from drill.train.heldout import evaluate_heldout
-    from drill.train.rollouts import rollout_policies
+    from drill.train.rollouts import prompt_options, rollout_policies
 
     # -- setup: environment, base model + fresh LoRA adapter, optimizer, data order, outputs -------
     plan = plan_run(config, target)
@@ -127,7 +127,8 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
     metrics = MetricsLog(out / "metrics.jsonl")
     start = resume_or_start(config, out, metrics, model, optimizer, sampler)
     atomic_write_text(out / "config.json", json.dumps(config.to_dict(), indent=1))
-    generate = rollout_policies(config, model, base, target, roles, out)
+    prompting = prompt_options(config, target)  # demonstrations are played once, for rollouts and evaluation
+    generate = rollout_policies(config, model, base, target, roles, out, prompting)
 
     with progress_bar() as progress:
         bar = progress.add_task("GRPO", total=config.steps, completed=start)
@@ -208,7 +209,8 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
     save_adapter(model, adapter_dir, base_model_id=base.model_id)
     records = metrics.read()
     plot_learning_curve(records, out / "learning_curve.png", f"GRPO on {target.name} ({base.model_id})")
-    evaluation = evaluate_heldout(config, target, roles, adapter_dir, base.model_id, out) if config.eval_tasks else []
+    evaluation = (evaluate_heldout(config, target, roles, adapter_dir, base.model_id, out, prompting)
+                  if config.eval_tasks else [])
     return TrainResult(output_dir=out, adapter_dir=adapter_dir, steps=config.steps, metrics=records,
                        evaluation=evaluation)
 

@@ -25,7 +25,6 @@ from drill.core.types import Episode, Task
 from drill.evaluate.report import progress_bar, summary_table, write_results
 from drill.policies import LLMOptions
 from drill.train.config import GRPOConfig
-from drill.train.rollouts import prompt_options
 from drill.train.target import TrainTarget
 
 
@@ -52,12 +51,13 @@ def summarize(name: str, episodes: Sequence[Episode]) -> dict[str, Any]:
 
 
 def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[str], adapter_dir: Path,
-                     model_id: str, output_dir: Path) -> list[dict[str, Any]]:
+                     model_id: str, output_dir: Path, prompting: dict[str, Any]) -> list[dict[str, Any]]:
+    """The table rows; `prompting` is the rollouts' `prompt_options(config, target)`, so both LLM rows are
+    prompted as in training."""
     from drill.models.policy import build_llm_policy
 
     tasks = heldout_tasks(target, config.eval_tasks, config.seed)
     jobs = [(task, index) for index, task in enumerate(tasks)]
-    prompting = prompt_options(config, target)
     options = LLMOptions(model=config.model, max_new_tokens=config.max_new_tokens, temperature=0.0, seed=config.seed,
                          **prompting)
     candidates: dict[str, Policy] = {

@@ -33,8 +33,9 @@ def step_sampling_seed(seed: int, step: int) -> int:
 
 
 def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTarget, roles: Sequence[str],
-                     output_dir: Path) -> Callable[[int], dict[str, Policy]]:
-    """A function from step to the role -> policy mapping that step's `run_episodes` uses."""
+                     output_dir: Path, prompting: dict[str, Any]) -> Callable[[int], dict[str, Policy]]:
+    """A function from step to the role -> policy mapping that step's `run_episodes` uses; `prompting` is
+    `prompt_options(config, target)`."""
     from drill.models.local import TransformersChatModel
 
     chat: Any
@@ -44,7 +45,6 @@ def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTar
     else:
         chat = TransformersChatModel(model, base.tokenizer, base.model_id)
     info = PolicyInfo(name="grpo-rollout", kind="lora", model=base.model_id, load_status="training")
-    prompting = prompt_options(config, target)
     scripted = {role: target.baselines[config.scripted_policy]() for role in target.roles if role not in roles}
 
     def policies(step: int) -> dict[str, Policy]:
@@ -59,11 +59,10 @@ def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTar
 
 def prompt_options(config: GRPOConfig, target: TrainTarget) -> dict[str, Any]:
     """The prompt settings of `config` (tool listing, prefill, demonstrations) as PolicyOptions/LLMOptions
-    keywords. Demonstrations are the oracle's first turns on the first `config.demos` training tasks."""
+    keywords. Demonstrations are the oracle's first turns on the first `config.demos` training tasks
+    (`plan_run` has checked that the target has an oracle and enough tasks)."""
     shown: tuple[Demonstration, ...] = ()
     if config.demos:
-        if "oracle" not in target.baselines:
-            raise ValueError(f"demos={config.demos} needs an oracle baseline, and {target.name} has none")
         shown = demonstrations(target.make_env, target.tasks("train"), target.baselines["oracle"](), config.demos,
                                config.max_turns)
     return {"tool_listing": config.tool_listing, "prefill": config.prefill, "demonstrations": shown}
