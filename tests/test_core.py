@@ -55,8 +55,10 @@ class ButtonEnv(Env):
             events.append(Event(name="solved", step=self.turn))
         return StepResult(observation=self._obs(), events=events, done=done)
 
-    def _reject(self, action: Action, message: str) -> StepResult:
-        event = Event(name="invalid_action", step=self.turn, role=self.roles[self.turn % 2], data={"reason": message})
+    def _acting(self) -> tuple[str, int]:
+        return self.roles[self.turn % 2], self.turn
+
+    def _reject(self, message: str, event: Event) -> StepResult:
         self.turn += 1
         return StepResult(observation=self._obs(error=message), events=[event], done=self.turn >= 6)
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import pytest
 
-from drill.core import Action, Env, Event, Generation, Observation, StepResult, Task, Tool
+from drill.core import Env, Event, Generation, Observation, StepResult, Task, Tool
 from drill.models.parsing import parse_action, parse_tool_call
 
 CALL = '{"name": "restart", "arguments": {"service": "db"}}'
@@ -121,9 +121,12 @@ class RestartEnv(Env):
     def _apply(self, tool: str, arguments: dict[str, Any]) -> StepResult:
         return StepResult(observation=Observation(role="sre", content="restarted", step=1), done=True)
 
-    def _reject(self, action: Action, message: str) -> StepResult:
+    def _acting(self) -> tuple[str, int]:
+        return "sre", 0
+
+    def _reject(self, message: str, event: Event) -> StepResult:
         return StepResult(observation=Observation(role="sre", content="db is down", step=1, error=message),
-                          events=[Event(name="invalid_action", step=0, role="sre", data={"reason": message})])
+                          events=[event])
 
 
 @pytest.mark.parametrize(("text", "message"), [

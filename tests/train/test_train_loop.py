@@ -64,8 +64,11 @@ class RelayEnv(Env):
     def _apply(self, tool: str, arguments: dict[str, Any]) -> StepResult:
         return self._next([Event(name="said", step=self.turn)])
 
-    def _reject(self, action: Action, message: str) -> StepResult:
-        return self._next([Event(name="invalid_action", step=self.turn, data={"reason": message})])
+    def _acting(self) -> tuple[str, int]:
+        return self.roles[self.turn % 2], self.turn
+
+    def _reject(self, message: str, event: Event) -> StepResult:
+        return self._next([event])
 
 
 class Critic:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Generic, TypeVar
 
 from drill.core.types import Episode, Score, Task
 
-ComponentFn = Callable[[Episode, Task], float]
+TaskT = TypeVar("TaskT", bound=Task)
+ComponentFn = Callable[[Episode, TaskT], float]
 
 
 class RubricError(RuntimeError):
@@ -22,32 +24,34 @@ class RubricError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Component:
+class Component(Generic[TaskT]):
     name: str
-    fn: ComponentFn
+    fn: Callable[[Episode, TaskT], float]
     weight: float = 1.0
     description: str = ""
 
 
-class Rubric:
-    def __init__(self, components: Sequence[Component]) -> None:
+class Rubric(Generic[TaskT]):
+    """A weighted list of components, generic over the task type its components read."""
+
+    def __init__(self, components: Sequence[Component[TaskT]]) -> None:
         names = [c.name for c in components]
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate component names in rubric: {names}")
-        self.components: tuple[Component, ...] = tuple(components)
+        self.components: tuple[Component[TaskT], ...] = tuple(components)
 
     @property
     def weights(self) -> dict[str, float]:
         return {c.name: c.weight for c in self.components}
 
-    def reweighted(self, weights: Mapping[str, float]) -> Rubric:
+    def reweighted(self, weights: Mapping[str, float]) -> Rubric[TaskT]:
         """A copy with some weights replaced; unknown names are an error."""
         unknown = set(weights) - set(self.weights)
         if unknown:
             raise ValueError(f"unknown rubric components {sorted(unknown)}; known: {sorted(self.weights)}")
         return Rubric([replace(c, weight=float(weights.get(c.name, c.weight))) for c in self.components])
 
-    def score(self, episode: Episode, task: Task) -> Score:
+    def score(self, episode: Episode, task: TaskT) -> Score:
         values: dict[str, float] = {}
         for component in self.components:
             try:

@@ -26,6 +26,7 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from drill.core.text import printable
 from drill.core.types import ToolSpec
 
 MAX_ARGUMENT_CHARS = 4000
@@ -118,7 +119,7 @@ class Tool:
                 f"{self.name}: arguments are {size} characters long; the limit is {MAX_ARGUMENT_CHARS}"
             )
         try:
-            parsed = self.model.model_validate(arguments)
+            parsed = self.model.model_validate(arguments, strict=True)  # no True for 1, no "1" for 1
         except ValidationError as exc:
             raise ToolArgumentError(f"{self.name}: {_describe(exc)}") from None
         return {name: getattr(parsed, name) for name in type(parsed).model_fields}
@@ -127,16 +128,14 @@ class Tool:
 def _describe(exc: ValidationError) -> str:
     problems = []
     for err in exc.errors(include_url=False)[:4]:
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        where = printable(".".join(str(p) for p in err["loc"]), 60) or "arguments"
         kind = err["type"]
         if kind == "missing":
             problems.append(f"missing required argument {where!r}")
         elif kind == "extra_forbidden":
             problems.append(f"unknown argument {where!r}")
         else:
-            got = repr(err.get("input"))
-            if len(got) > 60:
-                got = got[:57] + "..."
+            got = printable(repr(err.get("input")), 60)
             problems.append(f"argument {where!r}: {err['msg']} (got {got})")
     more = len(exc.errors()) - 4
     if more > 0:

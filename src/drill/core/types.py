@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-EventValue = str | int | float | bool | None
+from drill.core.text import json_safe
+
+EventValue = str | int | float | bool | None | list[str]
+"""An event payload value. Lists of ids are lists, never JSON or space-joined text inside a string."""
 
 
 class Record(BaseModel):
@@ -61,6 +64,12 @@ class Action(Record):
     raw: str | None = None
     generation: Generation | None = None
 
+    @field_serializer("tool", "arguments", "raw", "parse_error", when_used="json")
+    def _json_safe(self, value: Any) -> Any:
+        """Agent text may hold lone surrogates (`"\\ud800"` in a tool call's JSON); JSON output escapes them
+        so an episode always serializes. The action itself keeps what the model sent."""
+        return json_safe(value)
+
     @classmethod
     def call(cls, tool: str, **arguments: Any) -> Action:
         return cls(tool=tool, arguments=arguments)
@@ -85,8 +94,10 @@ class Observation(Record):
     role: str
     content: str
     step: int
-    tools: list[ToolSpec] = Field(default_factory=list, exclude=True, repr=False)
-    instructions: str = Field(default="", exclude=True, repr=False)
+    tools: list[ToolSpec] = Field(default_factory=list, repr=False)
+    """The tools this role may call now. Serialized with the observation (HTTP, check_env); reports may leave
+    them out (`drill.evaluate.report.write_results`), since they repeat every turn."""
+    instructions: str = Field(default="", repr=False)
     """The role's standing brief (who it is, what it is for); an LLM policy puts it in the system prompt."""
     error: str | None = None
 

@@ -108,5 +108,5 @@ def test_a_finished_episode_without_an_ending_fails_loudly() -> None:
     task = chaosops.load().task("disk_full-hard")
     with pytest.raises(RubricError, match=r"mttr|under_budget"):
         chaosops.rubric().score(Episode(env="chaosops", task_id=task.id, seed=0, done=True), task)
-    with pytest.raises(RubricError, match="ChaosOpsTask"):
+    with pytest.raises(RubricError, match="failed on task .x."):
         chaosops.rubric().score(Episode(env="chaosops", task_id="x", seed=0, done=False), Task(id="x"))

@@ -90,7 +90,7 @@ def test_agent_tools_search_open_and_unknown_ids() -> None:
                                              "get_ticket", "get_incident", "submit_resolution"}
     found = e.step(Action.call("search_kb", query="AccessDenied PutObject bucket", max_results=2))
     assert found.observation.content.splitlines()[1].startswith("KB-CLD-0001 (")
-    assert json.loads(str(found.events[0].data["hits"]))[0] == "KB-CLD-0001"
+    assert found.events[0].data["hits"][0] == "KB-CLD-0001"
     missing = e.step(Action.call("get_article", article_id="KB-CLD-9999"))
     assert missing.observation.error and "no article with id 'KB-CLD-9999'" in missing.observation.error
     assert [ev.name for ev in missing.events] == ["not_found"] and not missing.done
@@ -101,7 +101,7 @@ def test_agent_tools_search_open_and_unknown_ids() -> None:
     done = e.step(Action.call("submit_resolution", resolution="Add PutObject to the role.",
                               citations=["KB-CLD-0001", "TCK-10002"], confidence=0.7, escalate=False))
     assert done.done
-    seen = json.loads(str(done.events[0].data["seen_ids"]))
+    seen = done.events[0].data["seen_ids"]
     assert seen[0] == "KB-CLD-0001" and "TCK-10002" in seen and "KB-CLD-9999" not in seen
 
 

@@ -6,7 +6,6 @@ Hand computations use content terms (stop words dropped, Porter stems): the gold
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 
@@ -30,8 +29,8 @@ SEEN = ["KB-SEC-0001", "KB-NET-0002", "KB-INF-0001"]
 def submitted(resolution: str, citations: list[str], confidence: float, escalate: bool,
               seen: list[str] = SEEN, extra: Sequence[Event] = ()) -> Episode:
     event = Event(name="submitted", step=1, role="agent", data={
-        "resolution": resolution, "citations": json.dumps(citations), "confidence": confidence,
-        "escalate": escalate, "seen_ids": json.dumps(seen)})
+        "resolution": resolution, "citations": list(citations), "confidence": confidence,
+        "escalate": escalate, "seen_ids": list(seen)})
     return Episode(env="triage", task_id="T-9001", seed=0, events=[*extra, event], done=True)
 
 
@@ -126,7 +125,7 @@ def test_weights_are_configurable_and_unknown_names_raise() -> None:
 
 def test_a_malformed_submission_event_fails_loudly() -> None:
     broken = Episode(env="triage", task_id="T-9001", seed=0, events=[Event(name="submitted", step=1, data={
-        "resolution": "x", "citations": "not json", "confidence": 0.5, "escalate": False, "seen_ids": "[]"})])
+        "resolution": "x", "citations": "KB-NET-0001", "confidence": 0.5, "escalate": False, "seen_ids": []})])
     with pytest.raises(RubricError, match="format"):
         rubric().score(broken, TASK)
     assert submission(Episode(env="triage", task_id="x", seed=0)) is None

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from drill.core import Action, Env, Event, Observation, StepResult, Task, Tool
+from drill.core import Env, Event, Observation, StepResult, Task, Tool
 from drill.envs.chaosops.failures import (
     FAILURES,
     ROLES,
@@ -153,9 +153,10 @@ def build_world(task: ChaosOpsTask, seed: int) -> WorldSim:
     return WorldSim(FAILURES[task.failure], TIERS[task.tier], world_key(task, seed))
 
 
-class ChaosOpsEnv(Env):
+class ChaosOpsEnv(Env[ChaosOpsTask]):
     name = "chaosops"
     roles = ROLES
+    task_type = ChaosOpsTask
 
     def __init__(self) -> None:
         super().__init__()
@@ -164,7 +165,7 @@ class ChaosOpsEnv(Env):
         self._turn = 0
         self._last: dict[str, str] = {}
 
-    def tasks(self, split: str = "test") -> list[Task]:
+    def tasks(self, split: str = "test") -> list[ChaosOpsTask]:
         if split not in TASKS:
             raise ValueError(f"unknown split {split!r}; chaosops has 'train' and 'test'")
         return list(TASKS[split])
@@ -183,9 +184,7 @@ class ChaosOpsEnv(Env):
 
     # -- contract --------------------------------------------------------------------------------
 
-    def _reset(self, task: Task, seed: int) -> Observation:
-        if not isinstance(task, ChaosOpsTask):
-            raise TypeError(f"chaosops needs a ChaosOpsTask, got {type(task).__name__}")
+    def _reset(self, task: ChaosOpsTask, seed: int) -> Observation:
         self._task = task
         self._world = build_world(task, seed)
         self._turn = 0
@@ -219,11 +218,12 @@ class ChaosOpsEnv(Env):
         self._last[role] = f"{tool}({call}) at step {step}: {outcome.feedback}"
         return self._finish(events, outcome.done)
 
-    def _reject(self, action: Action, message: str) -> StepResult:
+    def _acting(self) -> tuple[str, int]:
+        return self.acting_role, self.world.step
+
+    def _reject(self, message: str, event: Event) -> StepResult:
         role, step = self.acting_role, self.world.step
         self._last[role] = f"rejected at step {step}: {message}"
-        event = Event(name="invalid_action", step=step, role=role,
-                      data={"tool": action.tool[:80], "reason": message[:300]})
         return self._finish([event], False, error=f"{role}'s action was rejected: {message}")
 
     # -- turn order ------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ event once; the components also cap them at 1). Penalties count every occurrence
 
 from __future__ import annotations
 
-from drill.core import Component, Episode, Rubric, Task
+from drill.core import Component, Episode, Rubric
 from drill.envs.chaosops.env import ChaosOpsTask
 
 WEIGHTS: dict[str, float] = {
@@ -31,13 +31,8 @@ WEIGHTS: dict[str, float] = {
 ROOT_CAUSE_DEADLINE = 3
 
 
-def _chaosops(task: Task) -> ChaosOpsTask:
-    if not isinstance(task, ChaosOpsTask):
-        raise TypeError(f"task {task.id!r} is a {type(task).__name__}, not a ChaosOpsTask")
-    return task
 
-
-def elapsed_steps(episode: Episode, task: Task) -> int:
+def elapsed_steps(episode: Episode, task: ChaosOpsTask) -> int:
     """Steps until the episode ended: the resolve step, or the budget. A running episode counts to its last turn."""
     for event in episode.events:
         if event.name in ("resolved", "budget_exhausted"):
@@ -47,46 +42,46 @@ def elapsed_steps(episode: Episode, task: Task) -> int:
     return episode.turns[-1].observation.step if episode.turns else 0
 
 
-def resolved(episode: Episode, task: Task) -> float:
+def resolved(episode: Episode, task: ChaosOpsTask) -> float:
     return float(episode.count("resolved") > 0)
 
 
-def under_budget(episode: Episode, task: Task) -> float:
-    return float(episode.count("resolved") > 0 and elapsed_steps(episode, task) <= _chaosops(task).step_budget // 2)
+def under_budget(episode: Episode, task: ChaosOpsTask) -> float:
+    return float(episode.count("resolved") > 0 and elapsed_steps(episode, task) <= task.step_budget // 2)
 
 
-def wrong_fix(episode: Episode, task: Task) -> float:
+def wrong_fix(episode: Episode, task: ChaosOpsTask) -> float:
     return float(episode.count("wrong_fix"))
 
 
-def miscommunication(episode: Episode, task: Task) -> float:
+def miscommunication(episode: Episode, task: ChaosOpsTask) -> float:
     return float(episode.count("miscommunication"))
 
 
-def root_cause_by_step_3(episode: Episode, task: Task) -> float:
-    truth = _chaosops(task).root_cause
+def root_cause_by_step_3(episode: Episode, task: ChaosOpsTask) -> float:
+    truth = task.root_cause
     return float(any(e.step <= ROOT_CAUSE_DEADLINE and e.data.get("cause") == truth
                      for e in episode.events_named("root_cause_identified")))
 
 
-def mttr(episode: Episode, task: Task) -> float:
+def mttr(episode: Episode, task: ChaosOpsTask) -> float:
     return float(elapsed_steps(episode, task))
 
 
-def rogue_caught(episode: Episode, task: Task) -> float:
-    rogue = _chaosops(task).rogue_agent
+def rogue_caught(episode: Episode, task: ChaosOpsTask) -> float:
+    rogue = task.rogue_agent
     return float(rogue is not None and any(e.data.get("agent") == rogue for e in episode.events_named("rogue_caught")))
 
 
-def rogue_false_positive(episode: Episode, task: Task) -> float:
+def rogue_false_positive(episode: Episode, task: ChaosOpsTask) -> float:
     return float(episode.count("rogue_false_positive"))
 
 
-def second_order_failure(episode: Episode, task: Task) -> float:
+def second_order_failure(episode: Episode, task: ChaosOpsTask) -> float:
     return float(episode.count("second_order_failure"))
 
 
-def invalid_action(episode: Episode, task: Task) -> float:
+def invalid_action(episode: Episode, task: ChaosOpsTask) -> float:
     return float(episode.count("invalid_action"))
 
 

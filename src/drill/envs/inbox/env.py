@@ -28,7 +28,7 @@ from pydantic import Field
 
 from drill.core.env import Env
 from drill.core.tools import Tool
-from drill.core.types import Action, Event, Observation, StepResult, Task
+from drill.core.types import Event, Observation, StepResult
 from drill.envs.inbox.questions import IDK, AnswerJudge, InboxQuestion, load_questions
 from drill.envs.inbox.store import MailStore, SearchHit, StoredMessage, normalize_message_id
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES, synthetic_inbox
@@ -97,9 +97,10 @@ def _when(text: str, argument: str) -> str:
     return when.strftime("%Y-%m-%d %H:%M:%S")
 
 
-class InboxEnv(Env):
+class InboxEnv(Env[InboxQuestion]):
     name = "inbox"
     roles = ("assistant",)
+    task_type = InboxQuestion
 
     def __init__(self, seed: int = 0, messages: int = DEFAULT_MESSAGES, db: str | None = None,
                  questions: str | None = None, cache_dir: str | None = None, max_turns: int = 10,
@@ -130,12 +131,12 @@ class InboxEnv(Env):
         self.question: InboxQuestion | None = None
         self.turn = 0
 
-    def tasks(self, split: str = "test") -> list[Task]:
+    def tasks(self, split: str = "test") -> list[InboxQuestion]:
         if split not in ("train", "test"):
             raise ValueError(f"unknown split {split!r}; use train or test")
         return [q for q in self._all if q.split == split]
 
-    def task(self, task_id: str) -> Task:
+    def task(self, task_id: str) -> InboxQuestion:
         for question in self._all:
             if question.id == task_id:
                 return question
@@ -143,9 +144,7 @@ class InboxEnv(Env):
 
     # -- episode -------------------------------------------------------------------------------------
 
-    def _reset(self, task: Task, seed: int) -> Observation:
-        if not isinstance(task, InboxQuestion):
-            raise TypeError(f"inbox tasks are InboxQuestion, got {type(task).__name__}")
+    def _reset(self, task: InboxQuestion, seed: int) -> Observation:
         self.question = task
         self.turn = 0
         content = (f"Question: {task.question}\nAsked on: {task.asked_at} UTC (mail sent later is not visible)\n"
@@ -172,8 +171,10 @@ class InboxEnv(Env):
             content += f"\n\nTool calls left: {self.max_turns - self.turn}"
         return StepResult(observation=self._observation(content, error), events=events, done=done)
 
-    def _reject(self, action: Action, message: str) -> StepResult:
-        event = Event(name="invalid_action", step=self.turn, role="assistant", data={"reason": message[:500]})
+    def _acting(self) -> tuple[str, int]:
+        return "assistant", self.turn
+
+    def _reject(self, message: str, event: Event) -> StepResult:
         return self._finish_turn(f"Your last action was invalid: {message}", [event], error=message)
 
     def _apply(self, tool: str, arguments: dict[str, Any]) -> StepResult:
@@ -190,12 +191,12 @@ class InboxEnv(Env):
             after = _when(arguments["sent_after"], "sent_after") if arguments["sent_after"] else None
             before = _when(arguments["sent_before"], "sent_before") if arguments["sent_before"] else None
         except ValueError as exc:
-            return self._reject(Action(tool="search_emails", arguments=arguments), str(exc))
+            return self.invalid(str(exc), "bad_arguments", "search_emails")
         hits = self.store.search(self.question.inbox, arguments["keywords"], arguments["from_addr"],
                                  arguments["to_addr"], after, before, self.question.asked_at, arguments["max_results"])
         event = Event(name="search", step=self.turn, role="assistant",
                       data={"keywords": arguments["keywords"][:200], "results": len(hits),
-                            "ids": " ".join(h.message_id for h in hits)})
+                            "ids": [h.message_id for h in hits]})
         return self._finish_turn(_render_hits(arguments["keywords"], hits), [event])
 
     def _read(self, message_id: str) -> StepResult:
@@ -212,7 +213,7 @@ class InboxEnv(Env):
         cited = list(dict.fromkeys(normalize_message_id(s) for s in sources if s.strip()))
         verdict = self.judge(self.question, answer)
         event = Event(name="answered", step=self.turn, role="assistant",
-                      data={"answer": answer[:500], "sources": " ".join(cited)[:2000], "cited": len(cited),
+                      data={"answer": answer[:500], "sources": cited[:50], "cited": len(cited),
                             "verdict": verdict.verdict, "judge": verdict.judge, "judge_reply": verdict.reply})
         return self._finish_turn("Your answer has been recorded.", [event], answered=True)
 

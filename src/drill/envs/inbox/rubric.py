@@ -21,16 +21,11 @@ episode reads one gold source and answers (the oracle).
 from __future__ import annotations
 
 from drill.core.rubric import Component, Rubric
-from drill.core.types import Episode, Event, Task
+from drill.core.types import Episode, Event
 from drill.envs.inbox.questions import InboxQuestion
 
 __all__ = ["rubric"]
 
-
-def _question(task: Task) -> InboxQuestion:
-    if not isinstance(task, InboxQuestion):
-        raise TypeError(f"the inbox rubric scores InboxQuestion tasks, got {type(task).__name__}")
-    return task
 
 
 def _answered(episode: Episode) -> Event | None:
@@ -51,44 +46,48 @@ def _verdict(episode: Episode) -> str | None:
 
 
 def _searched(episode: Episode) -> set[str]:
-    return {i for e in episode.events_named("search") for i in str(e.data["ids"]).split()}
+    return {str(i) for e in episode.events_named("search") for i in _ids(e, "ids")}
+
+
+def _ids(event: Event, key: str) -> list[str]:
+    value = event.data[key]
+    if not isinstance(value, list):
+        raise ValueError(f"{event.name} event: {key} must be a list of ids, got {type(value).__name__}")
+    return value
 
 
 def _read(episode: Episode) -> set[str]:
     return {str(e.data["message_id"]) for e in episode.events_named("read") if e.data["found"]}
 
 
-def correct(episode: Episode, task: Task) -> float:
-    _question(task)
+def correct(episode: Episode, task: InboxQuestion) -> float:
     return float(_verdict(episode) == "correct")
 
 
-def wrong(episode: Episode, task: Task) -> float:
-    _question(task)
+def wrong(episode: Episode, task: InboxQuestion) -> float:
     return float(_verdict(episode) == "wrong")
 
 
-def no_answer(episode: Episode, task: Task) -> float:
-    _question(task)
+def no_answer(episode: Episode, task: InboxQuestion) -> float:
     return float(_answered(episode) is None)
 
 
-def sources(episode: Episode, task: Task) -> float:
+def sources(episode: Episode, task: InboxQuestion) -> float:
     """Correct answers: the share of cited ids that are gold sources the agent retrieved (searched or read), 0 if
     none is; a question with no answer: 1 when nothing is cited."""
-    question = _question(task)
+    question = task
     event = _answered(episode)
     if event is None or _verdict(episode) != "correct":
         return 0.0
-    cited = set(str(event.data["sources"]).split())
+    cited = set(_ids(event, "sources"))
     if question.answer is None:
         return float(not cited)
     good = cited & set(question.sources) & (_searched(episode) | _read(episode))
     return len(good) / len(cited) if good else 0.0
 
 
-def partial(episode: Episode, task: Task) -> float:
-    question = _question(task)
+def partial(episode: Episode, task: InboxQuestion) -> float:
+    question = task
     if question.answer is None or _verdict(episode) == "correct":
         return 0.0
     gold = set(question.sources)
@@ -97,8 +96,7 @@ def partial(episode: Episode, task: Task) -> float:
     return 0.5 if gold & _searched(episode) else 0.0
 
 
-def format_errors(episode: Episode, task: Task) -> float:
-    _question(task)
+def format_errors(episode: Episode, task: InboxQuestion) -> float:
     return float(episode.count("invalid_action"))
 
 
@@ -107,8 +105,7 @@ def rubric(max_turns: int = 10) -> Rubric:
     if max_turns < 1:
         raise ValueError(f"max_turns must be at least 1, got {max_turns}")
 
-    def efficiency(episode: Episode, task: Task) -> float:
-        _question(task)
+    def efficiency(episode: Episode, task: InboxQuestion) -> float:
         if _verdict(episode) != "correct":
             return 0.0
         return max(0.0, 1.0 - (len(episode.turns) - 1) / max_turns)

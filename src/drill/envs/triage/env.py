@@ -13,7 +13,6 @@ event carries the answer and the ids the agent had seen, which is what citation 
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Mapping
@@ -24,7 +23,7 @@ from pydantic import Field, StrictStr
 
 from drill.core.env import Env
 from drill.core.tools import Tool
-from drill.core.types import Action, Event, Observation, StepResult, Task
+from drill.core.types import Event, Observation, StepResult
 from drill.envs.triage.corpus import Article, Incident, Ticket, TriageTask
 from drill.envs.triage.search import Hit, knowledge_search
 
@@ -188,11 +187,12 @@ def render_incident(incident: Incident) -> str:
 # -- the environment --------------------------------------------------------------------------------
 
 
-class TriageEnv(Env):
+class TriageEnv(Env[TriageTask]):
     """IT ticket triage over a knowledge base. Options: mode, k (reader), turn_budget (agent), data_dir."""
 
     name = "triage"
     roles = ("agent",)
+    task_type = TriageTask
 
     def __init__(self, mode: str = "reader", k: int = 3, turn_budget: int = 8, data_dir: str | None = None) -> None:
         if mode not in MODES:
@@ -211,7 +211,7 @@ class TriageEnv(Env):
 
     # -- tasks and reader context ------------------------------------------------------------------
 
-    def tasks(self, split: str = "test") -> list[TriageTask]:  # type: ignore[override]  # lists are invariant
+    def tasks(self, split: str = "test") -> list[TriageTask]:
         if split not in ("train", "test"):
             raise ValueError(f"unknown split {split!r}; choose train or test")
         return [t for t in self.corpus.tasks if t.split == split]
@@ -246,9 +246,7 @@ class TriageEnv(Env):
         return Observation(role="agent", content=content, step=self._turn, tools=tools,
                            instructions=instructions, error=error)
 
-    def _reset(self, task: Task, seed: int) -> Observation:
-        if not isinstance(task, TriageTask):
-            raise TypeError(f"triage needs a TriageTask, got {type(task).__name__}")
+    def _reset(self, task: TriageTask, seed: int) -> Observation:
         self._turn, self._seen = 0, {}
         if self.mode == "reader":
             articles = self.reader_context(task, seed)
@@ -283,11 +281,11 @@ class TriageEnv(Env):
         event = Event(name="opened", step=self._turn, role="agent", data={"tool": tool, "id": record.id})
         return self._continue(rendered, [event])
 
-    def _reject(self, action: Action, message: str) -> StepResult:
+    def _acting(self) -> tuple[str, int]:
+        return "agent", self._turn + 1  # events carry the turn they end, numbered from 1
+
+    def _reject(self, message: str, event: Event) -> StepResult:
         self._turn += 1
-        tool = action.tool if isinstance(action.tool, str) else ""
-        event = Event(name="invalid_action", step=self._turn, role="agent",
-                      data={"tool": tool[:80], "reason": message[:500]})
         if self.mode == "reader":
             return self._end_without_submission([event], "your answer was not a valid submit_resolution call",
                                                 error=message)
@@ -308,7 +306,7 @@ class TriageEnv(Env):
         lines = [f"{tool} {query[:200]!r}: {len(hits)} hit{'s' if len(hits) != 1 else ''}"]
         lines += [self._hit_line(tool, h) for h in hits]
         event = Event(name="searched", step=self._turn, role="agent",
-                      data={"tool": tool, "query": query[:200], "hits": json.dumps([h.id for h in hits])})
+                      data={"tool": tool, "query": query[:200], "hits": [h.id for h in hits]})
         return "\n".join(lines), [event]
 
     def _hit_line(self, tool: str, hit: Hit) -> str:
@@ -340,10 +338,10 @@ class TriageEnv(Env):
     def _submit(self, arguments: dict[str, Any]) -> StepResult:
         event = Event(name="submitted", step=self._turn, role="agent", data={
             "resolution": arguments["resolution"],
-            "citations": json.dumps(arguments["citations"]),
+            "citations": list(arguments["citations"]),
             "confidence": float(arguments["confidence"]),
             "escalate": arguments["escalate"],
-            "seen_ids": json.dumps(list(self._seen)),
+            "seen_ids": list(self._seen),
         })
         return StepResult(observation=self._observation("Episode over: resolution submitted.", done=True),
                           events=[event], done=True)

@@ -27,13 +27,12 @@ only lower resolution and the total. The tests check both over the shipped task 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from drill.core.rubric import Component, ComponentFn, Rubric
-from drill.core.types import Episode, Task
+from drill.core.types import Episode
 from drill.envs.triage.corpus import ID_PATTERN, TriageTask
 from drill.envs.triage.text import ContentTokenizer, content_terms, sentences, split_sentences, words
 
@@ -78,20 +77,15 @@ def submission(episode: Episode) -> Submission | None:
     if len(events) > 1:
         raise ValueError(f"episode has {len(events)} submitted events; the environment allows one")
     data = events[0].data
-    citations, seen = json.loads(str(data["citations"])), json.loads(str(data["seen_ids"]))
+    citations, seen = data["citations"], data["seen_ids"]
     confidence, escalate = data["confidence"], data["escalate"]
     if not isinstance(citations, list) or not isinstance(seen, list):
-        raise ValueError("submitted event: citations and seen_ids must be JSON lists")
+        raise ValueError("submitted event: citations and seen_ids must be lists")
     if not isinstance(confidence, int | float) or isinstance(confidence, bool) or not isinstance(escalate, bool):
         raise ValueError(f"submitted event: bad confidence {confidence!r} or escalate {escalate!r}")
     return Submission(resolution=str(data["resolution"]), citations=[str(c) for c in citations],
                       confidence=float(confidence), escalate=escalate, seen_ids=frozenset(str(s) for s in seen))
 
-
-def _triage(task: Task) -> TriageTask:
-    if not isinstance(task, TriageTask):
-        raise TypeError(f"the triage rubric needs a TriageTask, got {type(task).__name__}")
-    return task
 
 
 @functools.lru_cache(maxsize=4096)
@@ -104,7 +98,7 @@ def rouge_l(answer: str, gold: str) -> tuple[float, float, float]:
 # -- the six components -------------------------------------------------------------------------------
 
 
-def format_score(episode: Episode, task: Task) -> float:
+def format_score(episode: Episode, task: TriageTask) -> float:
     """Graduated JSON-schema compliance of the submission, minus 0.1 per invalid action."""
     sub = submission(episode)
     invalid = episode.events_named("invalid_action")
@@ -118,10 +112,10 @@ def format_score(episode: Episode, task: Task) -> float:
     return max(0.0, level - 0.1 * len(invalid))
 
 
-def resolution_score(episode: Episode, task: Task) -> float:
+def resolution_score(episode: Episode, task: TriageTask) -> float:
     """ROUGE-L F1 of the resolution against the gold resolution."""
     sub = submission(episode)
-    return 0.0 if sub is None else rouge_l(sub.resolution, _triage(task).gold_resolution)[2]
+    return 0.0 if sub is None else rouge_l(sub.resolution, task.gold_resolution)[2]
 
 
 def grounding_of(sub: Submission, task: TriageTask) -> float:
@@ -139,10 +133,10 @@ def grounding_of(sub: Submission, task: TriageTask) -> float:
     return 2 * precision * recall / (precision + recall) * honest
 
 
-def grounding_score(episode: Episode, task: Task) -> float:
+def grounding_score(episode: Episode, task: TriageTask) -> float:
     """Cited gold articles, seen by the agent, with every extra, repeated or fabricated citation diluting it."""
     sub = submission(episode)
-    return 0.0 if sub is None else grounding_of(sub, _triage(task))
+    return 0.0 if sub is None else grounding_of(sub, task)
 
 
 def is_correct(sub: Submission, task: TriageTask) -> bool:
@@ -155,10 +149,10 @@ def is_correct(sub: Submission, task: TriageTask) -> bool:
                                                and recall >= CORRECT_MIN_RECALL)
 
 
-def calibration_score(episode: Episode, task: Task) -> float:
+def calibration_score(episode: Episode, task: TriageTask) -> float:
     """Brier-style: 1 - (confidence - correct)^2, and 0 for a wrong escalation decision."""
     sub = submission(episode)
-    triage = _triage(task)
+    triage = task
     if sub is None or sub.escalate != triage.should_escalate:
         return 0.0
     return 1.0 - (sub.confidence - float(is_correct(sub, triage))) ** 2
@@ -198,19 +192,19 @@ def focus(resolution: str, task: TriageTask) -> float:
     return lowest or 0.0
 
 
-def parsimony_score(episode: Episode, task: Task) -> float:
+def parsimony_score(episode: Episode, task: TriageTask) -> float:
     """Brevity x focus: shorter than the budget and on topic from the first sentence. 0 for an empty answer."""
     sub = submission(episode)
     if sub is None:
         return 0.0
-    triage = _triage(task)
+    triage = task
     n_words = len(words(sub.resolution))
     if n_words == 0:
         return 0.0
     return min(1.0, length_budget(triage) / n_words) * focus(sub.resolution, triage)
 
 
-def repetition_score(episode: Episode, task: Task) -> float:
+def repetition_score(episode: Episode, task: TriageTask) -> float:
     """1 / (1 + repeated sentences + repeated citations)."""
     sub = submission(episode)
     if sub is None:

@@ -1,0 +1,72 @@
+"""Agent text made safe to echo and to store: caps, escapes and the checks the `Env` base applies.
+
+A model can emit any string: lone UTF-16 surrogates (from a `"\\ud800"` escape in its JSON), control
+characters, null bytes, megabyte names. These helpers keep such text from crashing an environment,
+from bloating an observation, and from making an episode unserializable.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+ECHO_CHARS = 80
+"""Agent-supplied names (tools, arguments, ids) are cut to this many characters when echoed back."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters and DEL; tab, newline and carriage return are ordinary text."""
+
+
+def clip(text: str, limit: int = ECHO_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+def printable(text: str, limit: int = ECHO_CHARS) -> str:
+    """Agent text to show back to it: clipped, with surrogates and control characters escaped (`\\ud800`, `\\x00`)."""
+    text = clip(text, limit)
+    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with lone surrogates in any string (keys included) escaped as `\\udXXX`, for UTF-8 JSON output."""
+    if isinstance(value, str):
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {json_safe(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def hostile_text(value: Any, where: str = "arguments") -> str | None:
+    """Why `value` (an action's arguments, walked recursively, keys included) is not acceptable text, or None.
+
+    Rejected: lone surrogates, control characters other than tab/newline/carriage return, and
+    non-finite numbers (NaN, infinity), which no tool argument means.
+    """
+    if isinstance(value, str):
+        if found := _SURROGATE.search(value):
+            return f"{where} holds a lone surrogate (\\u{ord(found.group()):04x}), which is not text"
+        if found := _CONTROL.search(value):
+            return f"{where} holds a control character (\\x{ord(found.group()):02x})"
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{where} is {value}; numbers must be finite"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = printable(str(key), 40)
+            if isinstance(key, str) and (problem := hostile_text(key, f"the argument name {name!r}")):
+                return problem
+            if problem := hostile_text(item, f"argument {name!r}" if where == "arguments" else f"{where}.{name}"):
+                return problem
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            if problem := hostile_text(item, f"{where}[{index}]"):
+                return problem
+    return None
