@@ -17,7 +17,7 @@ import time
 
 from drill.core import Action
 from drill.envs import chaosops
-from drill.envs.chaosops.cli import run_matrix, summarize
+from drill.evaluate.matrix import play, summary_rows
 from drill.envs.chaosops.env import TASKS
 
 CYCLE = [Action.call("communicate", to="team", message="status?"), Action.call("restart", target="payments"),
@@ -46,11 +46,9 @@ def matrix_seconds() -> tuple[float, float, int, int]:
     specs = {name: dict.fromkeys(chaosops.ChaosOpsEnv.roles, chaosops.baselines[name]())
              for name in ("random", "heuristic", "oracle")}
     start, cpu_start = time.perf_counter(), time.process_time()
-    played = run_matrix(specs, TASKS["test"], 5, chaosops.rubric())
-    by_id = {t.id: t for t in TASKS["test"]}
-    for spec, played_episodes in played.items():
-        for tier in chaosops.TIERS:
-            summarize(spec, tier, [e for e in played_episodes if by_id[e.task_id].tier == tier], by_id)
+    jobs = [(task, seed) for task in TASKS["test"] for seed in range(5)]
+    played = play(chaosops.ChaosOpsEnv, specs, jobs, chaosops.rubric(), chaosops.SPEC.batch)
+    summary_rows(chaosops.SPEC, played, {t.id: t for t in TASKS["test"]})
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     episodes = sum(len(e) for e in played.values())
     return seconds, cpu_seconds, episodes, sum(len(e.turns) for eps in played.values() for e in eps)

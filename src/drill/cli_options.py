@@ -1,33 +1,21 @@
-"""Command-line options shared by every environment's `eval` and `watch`: the language-model settings,
-and `llm_options`, which turns them into `LLMOptions`."""
+"""The language-model flags every `drill eval ENV` and `drill watch ENV` takes, and `llm_options`, which turns
+them into `LLMOptions`. The prompt flags are derived from `drill.models.prompt.PROMPT_FLAGS`, so a prompt
+setting and its default are declared once."""
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any, Optional
 
 import typer
 
 from drill.console import usage_error
 from drill.core.env import Env
 from drill.core.policy import Policy
-from drill.policies import LLMOptions
-
-ModelOpt = typer.Option(None, "--model", help="Local HF folder or hub id for `llm`; base model for `lora:`.")
-BaseUrlOpt = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for openai:MODEL.")
-KeyEnvOpt = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key.")
-TokensOpt = typer.Option(192, "--max-new-tokens", help="Tokens an LLM policy may generate per turn.")
-TempOpt = typer.Option(0.0, "--temperature", help="LLM sampling temperature (0 = greedy).")
-ReactOpt = typer.Option(False, "--react", help="Thought/Action prompting instead of plain tool calls.")
-ListingOpt = typer.Option("schema", "--tool-listing",
-                          help="How tools are listed in the prompt: schema (JSON Schema) or compact (one signature "
-                               "line per tool; far fewer tokens for small models).")
-PrefillOpt = typer.Option("", "--prefill",
-                          help="Text every LLM reply starts with (the model continues it), e.g. "
-                               "'<tool_call>\\n{\"name\": \"submit_resolution\", \"arguments\": {'; \\n and \\t "
-                               "are read as newline and tab. Not for openai:.")
-DemosOpt = typer.Option(0, "--demos", help="Show the LLM this many worked examples: the oracle's first turn on "
-                                           "the first N training tasks.")
+from drill.models.base import SamplingParams
+from drill.models.prompt import PROMPT_FLAGS, LLMOptions, PolicyOptions
 
 
 def unescape(text: str) -> str:
@@ -35,19 +23,41 @@ def unescape(text: str) -> str:
     return re.sub(r"\\([nt\\])", lambda m: {"n": "\n", "t": "\t", "\\": "\\"}[m.group(1)], text)
 
 
-def llm_options(*, model: str | None, base_url: str | None, api_key_env: str, max_new_tokens: int,
-                temperature: float, react: bool, tool_listing: str, prefill: str, demos: int,
-                make_env: Callable[[], Env], oracle: Callable[[], Policy], seed: int = 0) -> LLMOptions:
-    """The LLM options from the shared flags; demonstrations are played by `oracle` on training tasks.
+def _flag(name: str, annotation: Any, option: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+
+
+LLM_PARAMETERS: tuple[inspect.Parameter, ...] = (
+    _flag("model", Optional[str], typer.Option(None, "--model",
+                                               help="Local HF folder or hub id for `llm`; base model for `lora:`.")),
+    _flag("base_url", Optional[str], typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for "
+                                                                           "openai:MODEL.")),
+    _flag("api_key_env", str, typer.Option("OPENAI_API_KEY", "--api-key-env",
+                                           help="Environment variable holding the API key.")),
+    *(_flag(f.name, type(f.default), typer.Option(f.default, f.flag, help=f.help)) for f in PROMPT_FLAGS),
+)
+"""The model flags as command parameters, for commands built from a signature."""
+
+
+def llm_options(values: Mapping[str, Any], make_env: Callable[[], Env], oracle: Callable[[], Policy] | None,
+                seed: int = 0) -> LLMOptions:
+    """The LLM options from the flags in `values`; demonstrations are played by `oracle` on training tasks.
     Bad values end the command with a usage error."""
     from drill.models.policy import demonstrations
 
+    demos = values["demos"]
     if demos < 0:
         usage_error(f"--demos must be 0 or more, got {demos}")
+    if demos and oracle is None:
+        usage_error("--demos needs an oracle baseline, and this environment has none")
     try:
-        shown = demonstrations(make_env, make_env().tasks("train"), oracle(), demos) if demos else ()
-        return LLMOptions(model=model, base_url=base_url, api_key_env=api_key_env, max_new_tokens=max_new_tokens,
-                          temperature=temperature, react=react, seed=seed, tool_listing=tool_listing,  # type: ignore[arg-type]
-                          prefill=unescape(prefill), demonstrations=shown)
+        shown = demonstrations(make_env, make_env().tasks("train"), oracle(), demos) if demos and oracle else ()
+        prompt = PolicyOptions(
+            sampling=SamplingParams(max_new_tokens=values["max_new_tokens"], temperature=values["temperature"],
+                                    seed=seed),
+            react=values["react"], tool_listing=values["tool_listing"], prefill=unescape(values["prefill"]),
+            demonstrations=shown)
     except ValueError as exc:
         usage_error(f"{exc}")
+    return LLMOptions(model=values["model"], base_url=values["base_url"], api_key_env=values["api_key_env"],
+                      prompt=prompt)

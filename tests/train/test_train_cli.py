@@ -22,7 +22,7 @@ runner = CliRunner()
     (["train", "triage", "--role", "boss"], "unknown role(s) boss for triage"),
     (["train", "triage", "--weight", "fromat=1->0"], "neither components of the triage rubric"),
     (["train", "triage", "--eval-baseline", "genius"], "unknown evaluation baseline(s) genius"),
-    (["train", "triage", "-E", "mode=sideways"], "unknown triage mode 'sideways'"),
+    (["train", "triage", "-E", "mode=sideways"], "option mode must be one of reader, agent, got 'sideways'"),
     (["train", "triage", "-E", "k"], "expected KEY=VALUE"),
     (["train", "triage", "--tool-listing", "yaml"], "tool_listing must be schema or compact, got 'yaml'"),
     (["train", "triage", "--demos", "-1"], "demos must be >= 0, got -1"),
@@ -94,6 +94,6 @@ def test_prompt_options_reach_the_config_and_the_printed_eval_command_reproduces
     args = shlex.split(eval_command(config, tmp_path / "out" / "adapter"))
     assert args[:5] == ["drill", "eval", "triage", "--policy", f"lora:{tmp_path / 'out' / 'adapter'}"]
     flags = dict(zip(args[5::2], args[6::2]))
-    assert flags["--k"] == "1" and flags["--tool-listing"] == "compact" and flags["--demos"] == "2"
+    assert flags["-E"] == "k=1" and flags["--tool-listing"] == "compact" and flags["--demos"] == "2"
     assert unescape(flags["--prefill"]) == config.prefill and flags["--max-new-tokens"] == "128"
     assert "drill eval triage --policy lora:" in " ".join(result.output.split())

@@ -19,6 +19,7 @@ import torch
 from drill.core import Action, Component, Env, Event, Observation, PolicyInfo, Rubric, StepResult, Task, Tool
 from drill.train import BaseModel, GRPOConfig, TrainingStopped, train
 from drill.train.checkpoint import list_checkpoints
+from drill.core.spec import Column, EnvOption, EnvSpec
 from drill.train.target import TrainTarget
 
 pytestmark = pytest.mark.slow
@@ -36,7 +37,8 @@ class RelayTask(Task):
     tier: str
 
 
-class RelayEnv(Env):
+class RelayEnv(Env[RelayTask]):
+    task_type = RelayTask
     name = "relay"
     roles = ("writer", "critic")
     _TOOLS = {"say": Tool.from_function(say)}
@@ -89,10 +91,19 @@ def relay_rubric(bonus: float = 1.0, constant: bool = False) -> Rubric:
                    Component("e_count", lambda ep, task: _writer_text(ep).count("e") / 10, 1.0)])
 
 
-RELAY = TrainTarget(name="relay", make_env=RelayEnv, rubric_factory=relay_rubric,
-                    baselines={"oracle": Critic, "heuristic": Critic, "random": Critic})
-FLAT = TrainTarget(name="relay", make_env=RelayEnv, rubric_factory=lambda: relay_rubric(constant=True),
-                   baselines={"oracle": Critic, "heuristic": Critic, "random": Critic})
+def relay_target(constant: bool = False) -> TrainTarget:
+    baselines = {"oracle": Critic, "heuristic": Critic, "random": Critic}
+    spec = EnvSpec(name="relay", summary="a toy relay", load=RelayEnv,
+                   rubric=lambda options, params: relay_rubric(params["bonus"], constant),
+                   baselines=lambda options: baselines,
+                   summarize=lambda episodes, tasks: {"total": sum(e.score.total for e in episodes) / len(episodes)},
+                   columns=(Column("total"),), describe=lambda task: task.id,
+                   rubric_params=(EnvOption("bonus", float, 1.0, "the length bonus"),))
+    return TrainTarget(spec=spec, options={}, make_env=RelayEnv, baselines=baselines)
+
+
+RELAY = relay_target()
+FLAT = relay_target(constant=True)
 
 
 @pytest.fixture(scope="module")

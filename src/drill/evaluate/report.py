@@ -31,20 +31,25 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+_REPORT_EXCLUDE = {"turns": {"__all__": {"observation": {"tools", "instructions"}}}}
+"""A report keeps each turn's observation text but not its tool list and role brief, which repeat every turn."""
+
+
 def write_results(path: Path, meta: Mapping[str, Any], summary: Sequence[Mapping[str, Any]],
                   episodes: Iterable[Episode]) -> None:
-    """results.json: run metadata, the summary rows of the table, and every episode with its score."""
+    """results.json: run metadata, the summary rows of the table, and every episode with its score (compact JSON:
+    no indentation; observations without their repeated tool lists)."""
     payload = {
         "meta": dict(meta),
         "summary": [dict(row) for row in summary],
-        "episodes": [e.model_dump(mode="json") for e in episodes],
+        "episodes": [e.model_dump(mode="json", exclude=_REPORT_EXCLUDE) for e in episodes],
     }
-    atomic_write_text(path, json.dumps(payload, indent=1))
+    atomic_write_text(path, json.dumps(payload, separators=(",", ":")))
 
 
-def progress_bar() -> Progress:
+def progress_bar(disable: bool = False) -> Progress:
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
+                    TimeElapsedColumn(), TimeRemainingColumn(), transient=False, disable=disable)
 
 
 def summary_table(title: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str],

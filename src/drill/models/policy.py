@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from drill.core.env import Env
@@ -43,12 +43,10 @@ from drill.core.policy import Policy, PolicyInput
 from drill.core.types import Action, Generation, Observation, PolicyInfo, Task, ToolSpec
 from drill.models.base import AdapterLoadError, ChatModel, Message, ModelLoadError, SamplingParams
 from drill.models.parsing import parse_action
-from drill.policies import Demonstration, LLMOptions, ToolListing
+from drill.models.prompt import AGENT_INSTRUCTIONS, Demonstration, LLMOptions, PolicyOptions, ToolListing
 
-AGENT_INSTRUCTIONS = (
-    "You are an agent working in an environment, one turn at a time. Each user message shows what you "
-    "observe now. On every turn, act by calling exactly one tool."
-)
+__all__ = ["AGENT_INSTRUCTIONS", "BACKENDS", "Backend", "LLMPolicy", "PolicyOptions", "backend_for",
+           "build_llm_policy", "demonstrations"]
 HERMES_STOP = "</tool_call>"
 REACT_STOP = "\nObservation:"
 
@@ -156,29 +154,6 @@ def demonstrations(make_env: Callable[[], Env], tasks: Sequence[Task], policy: P
     return tuple(shown)
 
 
-@dataclass(frozen=True)
-class PolicyOptions:
-    """How an LLMPolicy prompts and samples."""
-
-    sampling: SamplingParams = field(default_factory=lambda: SamplingParams(max_new_tokens=192, temperature=0.0))
-    """Sampling for every reply. With a seed, each `act` call derives its own seed from the inputs, so the same
-    inputs give the same actions (policies are stateless) while turns and episodes get different draws."""
-    react: bool = False
-    """Thought/Action replies instead of plain tool calls."""
-    max_history_turns: int = 8
-    """At most this many of the role's earlier turns are shown."""
-    max_prompt_chars: int = 12_000
-    """Earlier turns are dropped, oldest first, until the prompt's characters fit (about 3,000 tokens)."""
-    instructions: str = AGENT_INSTRUCTIONS
-    """The generic part of the system prompt, before the role's brief."""
-    tool_listing: ToolListing = "schema"
-    """`schema`: each tool's JSON Schema; `compact`: one signature line per tool (see `compact_signature`)."""
-    prefill: str = ""
-    """The start of every reply, continued by the model (see the module docstring)."""
-    demonstrations: tuple[Demonstration, ...] = ()
-    """Worked examples, shown to the role they belong to."""
-
-
 class LLMPolicy:
     """A Policy backed by a ChatModel."""
 
@@ -256,46 +231,76 @@ def _tools_key(tools: Sequence[ToolSpec]) -> str:
     return json.dumps([t.model_dump() for t in tools], sort_keys=True)
 
 
+def _embedded(spec: str, options: LLMOptions) -> tuple[ChatModel, PolicyInfo]:
+    from drill.models.local import load_embedded, load_local
+
+    local = load_local(options.model) if options.model else load_embedded()
+    return local, PolicyInfo(name="llm", kind="llm", model=local.model_id)
+
+
+def _openai(spec: str, options: LLMOptions) -> tuple[ChatModel, PolicyInfo]:
+    from drill.models.openai_backend import OpenAIChatModel
+
+    if options.prompt.prefill:
+        raise ModelLoadError(f"{spec}: --prefill needs a backend that renders the prompt itself (llm, lora:, vllm:); "
+                             "the OpenAI chat API cannot continue a partial assistant reply")
+    name = spec.removeprefix("openai:")
+    model = OpenAIChatModel(name, base_url=options.base_url, api_key_env=options.api_key_env)
+    return model, PolicyInfo(name=spec, kind="remote", model=name)
+
+
+def _lora(spec: str, options: LLMOptions) -> tuple[ChatModel, PolicyInfo]:
+    from drill.models.adapters import load_lora
+
+    path = spec.removeprefix("lora:")
+    if not path:
+        raise AdapterLoadError("lora:PATH needs the path of an adapter folder, e.g. lora:runs/grpo/adapter")
+    return load_lora(path, base_model=options.model)
+
+
+def _vllm(spec: str, options: LLMOptions) -> tuple[ChatModel, PolicyInfo]:
+    from drill.models.vllm_backend import VLLMChatModel
+
+    model = VLLMChatModel(spec.removeprefix("vllm:"))
+    return model, PolicyInfo(name=spec, kind="llm", model=model.model_id)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One kind of model policy: how its `--policy` spec looks, what it is, and how to load it."""
+
+    usage: str
+    """The spec as a user writes it: `llm`, or a prefix and a placeholder such as `openai:MODEL`."""
+    help: str
+    load: Callable[[str, LLMOptions], tuple[ChatModel, PolicyInfo]]
+
+    def matches(self, spec: str) -> bool:
+        prefix, colon, _ = self.usage.partition(":")
+        return spec.startswith(prefix + ":") if colon else spec == prefix
+
+
+BACKENDS: tuple[Backend, ...] = (
+    Backend("llm", "the embedded SmolLM2-135M-Instruct, or --model PATH_OR_HUB_ID", _embedded),
+    Backend("openai:MODEL", "any OpenAI-compatible server at --base-url, key from --api-key-env", _openai),
+    Backend("lora:PATH", "a trained LoRA adapter on its base model; a load failure stops the command", _lora),
+    Backend("vllm:MODEL", "vLLM in-process (CUDA and the vllm extra)", _vllm),
+)
+"""Every model backend. `drill.policies` builds the `--policy` help text from this table."""
+
+
+def backend_for(spec: str) -> Backend | None:
+    return next((b for b in BACKENDS if b.matches(spec)), None)
+
+
 def build_llm_policy(spec: str, options: LLMOptions) -> LLMPolicy:
-    """The policy for `llm`, `openai:MODEL`, `lora:PATH` or `vllm:MODEL` (see drill.policies).
+    """The policy for a model spec (see `BACKENDS`).
 
     Loading failures raise ModelLoadError (AdapterLoadError for `lora:`), a ValueError, which the CLI
     prints as one line before exiting non-zero. Models are cached per process, so building the same
     spec again is cheap.
     """
-    policy_options = PolicyOptions(
-        sampling=SamplingParams(max_new_tokens=options.max_new_tokens, temperature=options.temperature,
-                                seed=options.seed),
-        react=options.react, tool_listing=options.tool_listing, prefill=options.prefill,
-        demonstrations=options.demonstrations,
-    )
-    if options.prefill and spec.startswith("openai:"):
-        raise ModelLoadError(f"{spec}: --prefill needs a backend that renders the prompt itself (llm, lora:, vllm:); "
-                             "the OpenAI chat API cannot continue a partial assistant reply")
-    model: ChatModel
-    if spec == "llm":
-        from drill.models.local import load_embedded, load_local
-
-        local = load_local(options.model) if options.model else load_embedded()
-        model, info = local, PolicyInfo(name="llm", kind="llm", model=local.model_id)
-    elif spec.startswith("openai:"):
-        from drill.models.openai_backend import OpenAIChatModel
-
-        name = spec.removeprefix("openai:")
-        model = OpenAIChatModel(name, base_url=options.base_url, api_key_env=options.api_key_env)
-        info = PolicyInfo(name=spec, kind="remote", model=name)
-    elif spec.startswith("lora:"):
-        from drill.models.adapters import load_lora
-
-        path = spec.removeprefix("lora:")
-        if not path:
-            raise AdapterLoadError("lora:PATH needs the path of an adapter folder, e.g. lora:runs/grpo/adapter")
-        model, info = load_lora(path, base_model=options.model)
-    elif spec.startswith("vllm:"):
-        from drill.models.vllm_backend import VLLMChatModel
-
-        vllm_model = VLLMChatModel(spec.removeprefix("vllm:"))
-        model, info = vllm_model, PolicyInfo(name=spec, kind="llm", model=vllm_model.model_id)
-    else:
-        raise ModelLoadError(f"not a model policy: {spec!r}; use llm, openai:MODEL, lora:PATH or vllm:MODEL")
-    return LLMPolicy(model, info, policy_options)
+    backend = backend_for(spec)
+    if backend is None:
+        raise ModelLoadError(f"not a model policy: {spec!r}; use {', '.join(b.usage for b in BACKENDS)}")
+    model, info = backend.load(spec, options)
+    return LLMPolicy(model, info, options.prompt)

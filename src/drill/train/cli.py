@@ -145,17 +145,14 @@ def train(
                   highlight=False)
 
 
-_EVAL_FLAGS = {("inbox", "seed"): "--synthetic-seed"}
-
-
 def eval_command(config: GRPOConfig, adapter_dir: Path) -> str:
-    """The `drill eval` command that prompts the trained adapter as training did."""
+    """The `drill eval` command that evaluates the trained adapter on the same environment options and prompts it
+    as training did."""
     import shlex
 
     parts = ["drill", "eval", config.env, "--policy", f"lora:{adapter_dir}"]
-    for key, value in config.env_options.items():  # the env's load() options are its eval flags, one renamed
-        flag = _EVAL_FLAGS.get((config.env, key), "--" + key.replace("_", "-"))
-        parts += [flag, str(value).lower() if isinstance(value, bool) else str(value)]
+    for key, value in config.env_options.items():
+        parts += ["-E", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
     if config.model:
         parts += ["--model", config.model]
     parts += ["--max-new-tokens", str(config.max_new_tokens)]

@@ -23,7 +23,8 @@ from drill.core.policy import Policy
 from drill.core.rollout import run_episodes
 from drill.core.types import Episode, Task
 from drill.evaluate.report import progress_bar, summary_table, write_results
-from drill.policies import LLMOptions
+from drill.models.base import SamplingParams
+from drill.models.prompt import LLMOptions, PolicyOptions
 from drill.train.config import GRPOConfig
 from drill.train.target import TrainTarget
 
@@ -58,8 +59,9 @@ def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[st
 
     tasks = heldout_tasks(target, config.eval_tasks, config.seed)
     jobs = [(task, index) for index, task in enumerate(tasks)]
-    options = LLMOptions(model=config.model, max_new_tokens=config.max_new_tokens, temperature=0.0, seed=config.seed,
-                         **prompting)
+    prompt = PolicyOptions(sampling=SamplingParams(max_new_tokens=config.max_new_tokens, temperature=0.0,
+                                                   seed=config.seed), **prompting)
+    options = LLMOptions(model=config.model, prompt=prompt)
     candidates: dict[str, Policy] = {
         "trained": build_llm_policy(f"lora:{adapter_dir}", options),
         "untrained": build_llm_policy("llm", replace(options, model=model_id)),

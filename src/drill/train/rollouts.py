@@ -23,7 +23,7 @@ from drill.core.policy import Policy
 from drill.core.types import PolicyInfo
 from drill.models.base import ModelLoadError, SamplingParams
 from drill.models.policy import LLMPolicy, PolicyOptions, demonstrations
-from drill.policies import Demonstration
+from drill.models.prompt import Demonstration
 from drill.train.config import GRPOConfig
 from drill.train.target import TrainTarget
 

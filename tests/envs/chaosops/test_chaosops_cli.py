@@ -12,7 +12,7 @@ from drill.cli import app
 from drill.core import PolicyInfo
 from drill.envs import chaosops
 from drill.envs.chaosops.baselines import HeuristicPolicy, OraclePolicy
-from drill.envs.chaosops.cli import run_matrix, summarize
+from drill.evaluate.matrix import play, summary_rows
 from drill.envs.chaosops.env import TASKS, ChaosOpsEnv
 
 runner = CliRunner()
@@ -31,7 +31,8 @@ def test_eval_writes_results_and_chart_on_a_small_matrix(tmp_path: Path) -> None
         assert oracle["resolved"] == 1.0 and oracle["rogue_caught"] == 1.0 and oracle["false_positive_flags"] == 0.0
         assert rows[("random", tier)]["mean_reward"] < oracle["mean_reward"]
     assert all(set(e["score"]["components"]) >= {"resolved", "mttr", "rogue_caught"} for e in payload["episodes"])
-    assert payload["meta"]["failures"] == ["db_deadlock", "autoscaler_cost_cut"] and payload["meta"]["seeds"] == [0, 1]
+    assert payload["meta"]["filters"] == {"failure": ["db_deadlock", "autoscaler_cost_cut"], "tier": ["easy", "hard"]}
+    assert payload["meta"]["seeds"] == [0, 1]
     assert (tmp_path / "mean_reward_by_tier.png").stat().st_size > 1000
     assert "heuristic" in result.output and "mean_reward" in result.output
 
@@ -86,9 +87,8 @@ def test_model_rows_show_model_adapter_sha_and_load_status() -> None:
     specs = {"heuristic,oversight=lora:runs/a": {role: adapter if role == "oversight" else heuristic
                                                  for role in ChaosOpsEnv.roles}}
     tasks = [t for t in TASKS["test"] if t.tier == "easy"]
-    played = run_matrix(specs, tasks, 1, chaosops.rubric())
-    row = summarize("heuristic,oversight=lora:runs/a", "easy", played["heuristic,oversight=lora:runs/a"],
-                    {t.id: t for t in tasks})
+    played = play(ChaosOpsEnv, specs, [(t, 0) for t in tasks], chaosops.rubric(), 45)
+    [row] = summary_rows(chaosops.SPEC, played, {t.id: t for t in tasks})
     assert row["model"] == "oversight: SmolLM2-135M-Instruct + runs/a (0123456789ab) [ok]"
     assert row["rogue_caught"] == 1.0 and row["false_positive_flags"] == 0.0
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from drill.core import Action, check_env
-from drill.envs.inbox import InboxEnv, InboxQuestion, load
+from drill.envs.inbox import SPEC, InboxEnv, InboxQuestion, load
 from drill.envs.inbox.questions import normalize_answer
 from drill.envs.inbox.synthetic import generate
 
@@ -124,8 +124,8 @@ def test_search_read_and_answer(env: InboxEnv) -> None:
     assert result.events[0].data["found"] is True and f"Message-ID: {question.sources[0]}" in result.observation.content
     result = env.step(Action.call("return_final_answer", answer=question.answer, sources=list(question.sources[:1])))
     assert result.done and result.events[0].name == "answered"
-    assert result.events[0].data["verdict"] == "correct"
-    assert "correct" not in result.observation.content  # the verdict is not shown to the agent
+    assert "verdict" not in result.events[0].data  # the rubric judges, never the env
+    assert "correct" not in result.observation.content
 
 
 def test_the_agent_never_sees_mail_sent_after_the_question(env: InboxEnv) -> None:
@@ -180,4 +180,4 @@ def test_options_are_checked(cache: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="max_turns"):
         load(cache_dir=cache, max_turns=0)
     with pytest.raises(ValueError, match="unknown judge"):
-        load(cache_dir=cache, judge="vibes")
+        SPEC.rubric_for({"cache_dir": cache, "judge": "vibes"})

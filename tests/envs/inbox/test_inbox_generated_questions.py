@@ -3,66 +3,29 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from drill.core import Action
+from drill.core import Action, Episode, PolicyInfo, RubricError, run_episodes
 from drill.envs.inbox import InboxEnv
 from drill.envs.inbox.question_writer import QuestionWriter
-from drill.envs.inbox.questions import InboxQuestion, load_questions, write_questions
+from drill.envs.inbox.questions import AnswerJudge, InboxQuestion, load_questions, write_questions
+from drill.envs.inbox.rubric import judgment, outcome, rubric
 from drill.envs.inbox.store import MailRecord, MailStore, Recipient
-
-
-@dataclass
-class StubServer:
-    """`/v1/chat/completions` answered by `reply(request) -> content`; every request body is kept."""
-
-    reply: Callable[[dict[str, Any]], str]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    headers: list[dict[str, str]] = field(default_factory=list)
-    base_url: str = ""
+from drill.models.testing import StubOpenAIServer, text_reply
 
 
 @pytest.fixture
-def stub() -> Iterator[StubServer]:
-    server_state = StubServer(reply=lambda request: "")
+def stub() -> Iterator[StubOpenAIServer]:
+    with StubOpenAIServer(text_reply(lambda request: "")) as server:
+        yield server
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-            if self.path != "/v1/chat/completions":
-                self.send_error(404)
-                return
-            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            server_state.requests.append(request)
-            server_state.headers.append({k.lower(): v for k, v in self.headers.items()})
-            body = json.dumps({
-                "id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": request["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": server_state.reply(request)}}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            }).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    server_state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    yield server_state
-    server.shutdown()
-    server.server_close()
+def replies(server: StubOpenAIServer, content: Callable[[dict[str, Any]], str]) -> None:
+    server.reply = text_reply(content)
 
 
 def _mail(i: int, body: str, date: str) -> MailRecord:
@@ -101,10 +64,10 @@ PROPOSALS = [
 ]
 
 
-def test_question_writer_keeps_only_checked_questions(stub: StubServer, store: MailStore, tmp_path: Path,
+def test_question_writer_keeps_only_checked_questions(stub: StubOpenAIServer, store: MailStore, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STUB_KEY", "sk-test-123")
-    stub.reply = lambda request: "```json\n" + json.dumps({"questions": PROPOSALS}) + "\n```"
+    replies(stub, lambda request: "```json\n" + json.dumps({"questions": PROPOSALS}) + "\n```")
     writer = QuestionWriter(store, "me@corp.example", stub.base_url, "writer-model", api_key_env="STUB_KEY",
                             batch_size=20, per_batch=8)
     out = tmp_path / "questions.jsonl"
@@ -126,51 +89,70 @@ def test_question_writer_keeps_only_checked_questions(stub: StubServer, store: M
     assert load_questions(again) == kept  # same replies, same file
 
 
-def test_an_unreadable_reply_is_counted_not_fatal(stub: StubServer, store: MailStore, tmp_path: Path) -> None:
-    stub.reply = lambda request: "Sorry, I cannot help with that."
+def test_an_unreadable_reply_is_counted_not_fatal(stub: StubOpenAIServer, store: MailStore, tmp_path: Path) -> None:
+    replies(stub, lambda request: "Sorry, I cannot help with that.")
     report = QuestionWriter(store, "me@corp.example", stub.base_url, "m").write(tmp_path / "q.jsonl", batches=1)
     assert report.kept == 0 and report.rejected == {"unreadable reply (no JSON in the reply)": 1}
     assert load_questions(tmp_path / "q.jsonl") == []
 
 
-def test_unknown_inbox_is_rejected(stub: StubServer, store: MailStore) -> None:
+def test_unknown_inbox_is_rejected(stub: StubOpenAIServer, store: MailStore) -> None:
     with pytest.raises(ValueError, match="no inbox 'someone@else'"):
         QuestionWriter(store, "someone@else", stub.base_url, "m")
 
 
-def test_llm_judge_verdict_is_logged_in_the_episode(stub: StubServer, store: MailStore, tmp_path: Path) -> None:
-    stub.reply = lambda request: "CORRECT" if "Tagus" in request["messages"][0]["content"].split("Candidate")[1] \
-        else "INCORRECT, the summit is in Lisbon"
+def _answer(env: InboxEnv, question: InboxQuestion, answer: str) -> Episode:
+    """One episode that answers at once, as the rollout runner would record it."""
+    [episode] = run_episodes(lambda: env, [(question, 0)], Scripted(answer))
+    return episode
+
+
+class Scripted:
+    info = PolicyInfo(name="scripted")
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def act(self, inputs: Any) -> list[Action]:
+        return [Action.call("return_final_answer", answer=self.answer, sources=["m0@corp.example"]) for _ in inputs]
+
+
+def test_the_llm_judge_runs_in_the_rubric_once_per_answer(stub: StubOpenAIServer, store: MailStore,
+                                                           tmp_path: Path) -> None:
+    replies(stub, lambda request: "CORRECT" if "Tagus" in request["messages"][0]["content"].split("Candidate")[1]
+            else "INCORRECT, the summit is in Lisbon")
     question = InboxQuestion(id="g1", inbox="me@corp.example", question="Where is the vendor summit?",
                              asked_at="2024-05-03 10:00:00", answer="Lisbon", sources=("m0@corp.example",))
     questions = tmp_path / "q.jsonl"
     write_questions(questions, [question])
-    env = InboxEnv(db=str(store.path), questions=str(questions), judge="openai:judge-model",
-                   judge_base_url=stub.base_url)
-    env.reset(question, 0)
-    event = env.step(Action.call("return_final_answer", answer="Tagus Conference Centre, Lisbon",
-                                 sources=["m0@corp.example"])).events[0]
-    assert (event.data["verdict"], event.data["judge"], event.data["judge_reply"]) == \
-        ("correct", "openai:judge-model", "CORRECT")
+    env = InboxEnv(db=str(store.path), questions=str(questions))
+    judge = AnswerJudge("openai:judge-model", stub.base_url)
+    scorer = rubric(judge=judge)
+    right = _answer(env, question, "Tagus Conference Centre, Lisbon")
+    assert "verdict" not in right.events[-1].data and len(stub.requests) == 0  # playing never calls the judge
+    score = scorer.score(right, question)
+    assert score.components["correct"] == 1.0 and judgment(right, question, judge).reply == "CORRECT"  # type: ignore[union-attr]
+    assert len(stub.requests) == 1, "seven components read the verdict; the judge is asked once"
     sent = stub.requests[-1]
     assert sent["model"] == "judge-model" and "Reference answer: Lisbon" in sent["messages"][0]["content"]
-    env.reset(question, 0)
-    event = env.step(Action.call("return_final_answer", answer="Porto", sources=[])).events[0]
-    assert event.data["verdict"] == "wrong" and event.data["judge_reply"].startswith("INCORRECT")
+    wrong = _answer(env, question, "Porto")
+    assert scorer.score(wrong, question).components["wrong"] == 1.0
     calls = len(stub.requests)
-    env.reset(question, 0)
-    event = env.step(Action.call("return_final_answer", answer="I don't know", sources=[])).events[0]
-    assert event.data["verdict"] == "abstained" and len(stub.requests) == calls  # abstentions need no judge
+    unsure = _answer(env, question, "I don't know")
+    assert outcome(scorer.score(unsure, question).components) == "abstained" and len(stub.requests) == calls
+    rematched = rubric().score(right, question)  # re-judged by normalized match: no replay, no model call
+    assert rematched.components["correct"] == 1.0 and len(stub.requests) == calls
 
 
-def test_a_judge_that_does_not_answer_the_question_fails_loudly(stub: StubServer, store: MailStore,
-                                                                tmp_path: Path) -> None:
-    stub.reply = lambda request: "Maybe?"
+def test_a_judge_that_fails_is_a_model_error_not_a_zero(stub: StubOpenAIServer, store: MailStore,
+                                                         tmp_path: Path) -> None:
+    replies(stub, lambda request: "Maybe?")
     question = InboxQuestion(id="g1", inbox="me@corp.example", question="Where is the vendor summit?",
                              asked_at="2024-05-03 10:00:00", answer="Lisbon", sources=("m0@corp.example",))
     write_questions(tmp_path / "q.jsonl", [question])
-    env = InboxEnv(db=str(store.path), questions=str(tmp_path / "q.jsonl"), judge="openai:j",
-                   judge_base_url=stub.base_url)
-    env.reset(question, 0)
-    with pytest.raises(RuntimeError, match="expected CORRECT or INCORRECT"):
-        env.step(Action.call("return_final_answer", answer="Lisbon", sources=[]))
+    env = InboxEnv(db=str(store.path), questions=str(tmp_path / "q.jsonl"))
+    episode = _answer(env, question, "Lisbon")
+    with pytest.raises(RubricError, match="ModelCallError.*expected CORRECT or INCORRECT"):
+        rubric(judge=AnswerJudge("openai:j", stub.base_url)).score(episode, question)
+    with pytest.raises(RubricError, match="ModelCallError.*the answer judge openai:j at http://127.0.0.1:9/v1 failed"):
+        rubric(judge=AnswerJudge("openai:j", "http://127.0.0.1:9/v1")).score(episode, question)

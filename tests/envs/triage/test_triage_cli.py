@@ -27,18 +27,18 @@ def test_eval_runs_every_baseline_and_writes_the_report(tmp_path: Path, mode: st
     assert rows["heuristic"]["total"] > rows["random"]["total"]
     for row in rows.values():
         assert {"format", "resolution", "grounding", "calibration", "parsimony", "repetition"} <= set(row)
-    assert payload["meta"]["mode"] == mode and payload["meta"]["options"]["data_dir"] == str(FIXTURE)
+    assert payload["meta"]["options"]["mode"] == mode and payload["meta"]["options"]["data_dir"] == str(FIXTURE)
     assert all(e["score"]["components"] for e in payload["episodes"])
     assert (tmp_path / "components.png").stat().st_size > 1000
     assert "oracle" in result.output and "heuristic" in result.output
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--mode", "writer"], "unknown --mode 'writer'"),
+    (["--mode", "writer"], "option mode must be one of reader, agent, got 'writer'"),
     (["--policy", "genius"], "unknown policy 'genius'"),
     (["--split", "dev"], "unknown --split 'dev'"),
     (["--weight", "brevity=2"], "unknown rubric components"),
-    (["--weight", "parsimony"], "expected NAME=NUMBER"),
+    (["--weight", "parsimony"], "--weight 'parsimony': expected KEY=VALUE"),
     (["--limit", "0"], "--limit must be at least 1"),
     (["--mode", "agent", "--turn-budget", "0"], "turn_budget must be a positive integer"),
 ])

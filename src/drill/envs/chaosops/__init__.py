@@ -15,11 +15,12 @@ from drill.envs.chaosops.baselines import HeuristicPolicy, OraclePolicy, RandomP
 from drill.envs.chaosops.env import TASKS, ChaosOpsEnv, ChaosOpsTask
 from drill.envs.chaosops.failures import FAILURES, TIERS, FailureType, FixStep, TierSpec
 from drill.envs.chaosops.rubric import rubric
+from drill.envs.chaosops.spec import SPEC
 from drill.envs.chaosops.world import WorldSim
 
 __all__ = [
     "FAILURES", "TASKS", "TIERS", "ChaosOpsEnv", "ChaosOpsTask", "FailureType", "FixStep", "HeuristicPolicy",
-    "OraclePolicy", "RandomPolicy", "TierSpec", "WorldSim", "baselines", "load", "rubric",
+    "OraclePolicy", "RandomPolicy", "SPEC", "TierSpec", "WorldSim", "baselines", "load", "rubric",
 ]
 
 

@@ -8,16 +8,10 @@ policies. Real mail goes in with `drill inbox ingest`, questions for it come fro
 
 from __future__ import annotations
 
-from typing import Any
-
 from drill.envs.inbox.baselines import baselines
 from drill.envs.inbox.env import InboxEnv
 from drill.envs.inbox.questions import InboxQuestion
 from drill.envs.inbox.rubric import rubric
+from drill.envs.inbox.spec import SPEC, load
 
-__all__ = ["InboxEnv", "InboxQuestion", "baselines", "load", "rubric"]
-
-
-def load(**options: Any) -> InboxEnv:
-    """An inbox env; options as `InboxEnv` (seed, messages, db, questions, cache_dir, max_turns, judge, ...)."""
-    return InboxEnv(**options)
+__all__ = ["SPEC", "InboxEnv", "InboxQuestion", "baselines", "load", "rubric"]

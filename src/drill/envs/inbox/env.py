@@ -7,11 +7,12 @@ One role, `assistant`. Each task is an `InboxQuestion` asked at a moment (`asked
   each an id, date, sender, subject and a snippet;
 * `read_email(message_id)` — one whole message; an id that is unknown or dated after the question reads
   as "not found", the same either way;
-* `return_final_answer(answer, sources)` — ends the episode. The answer is judged at once (normalized match,
-  or an LLM judge) and the verdict goes into the `answered` event, never into the agent's view.
+* `return_final_answer(answer, sources)` — ends the episode. The answer is judged by the rubric, never here
+  (normalized match or an LLM judge, see `drill.envs.inbox.rubric`), so an episode can be re-judged without
+  replaying it.
 
-Events: `search` (keywords, results, ids), `read` (message_id, found), `answered` (answer, sources, verdict,
-judge, judge_reply), `invalid_action` (reason), `out_of_turns`. Running out of turns ends the episode.
+Events: `search` (keywords, results, ids), `read` (message_id, found), `answered` (answer, sources, cited),
+`invalid_action` (the canonical payload), `out_of_turns`. Running out of turns ends the episode.
 Options are JSON-serializable so `check_env` can rebuild the env in another process; with no `db`, the env
 uses the synthetic company inbox for `seed`, built on first use into the cache folder.
 """
@@ -29,7 +30,7 @@ from pydantic import Field
 from drill.core.env import Env
 from drill.core.tools import Tool
 from drill.core.types import Event, Observation, StepResult
-from drill.envs.inbox.questions import IDK, AnswerJudge, InboxQuestion, load_questions
+from drill.envs.inbox.questions import IDK, InboxQuestion, load_questions
 from drill.envs.inbox.store import MailStore, SearchHit, StoredMessage, normalize_message_id
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES, synthetic_inbox
 
@@ -103,12 +104,9 @@ class InboxEnv(Env[InboxQuestion]):
     task_type = InboxQuestion
 
     def __init__(self, seed: int = 0, messages: int = DEFAULT_MESSAGES, db: str | None = None,
-                 questions: str | None = None, cache_dir: str | None = None, max_turns: int = 10,
-                 judge: str = "match", judge_base_url: str | None = None,
-                 judge_api_key_env: str = "OPENAI_API_KEY") -> None:
+                 questions: str | None = None, cache_dir: str | None = None, max_turns: int = 10) -> None:
         super().__init__(seed=seed, messages=messages, db=db, questions=questions, cache_dir=cache_dir,
-                         max_turns=max_turns, judge=judge, judge_base_url=judge_base_url,
-                         judge_api_key_env=judge_api_key_env)
+                         max_turns=max_turns)
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         if db is None:
@@ -127,7 +125,6 @@ class InboxEnv(Env[InboxQuestion]):
         if strangers:
             raise ValueError(f"{questions_path}: questions about inboxes not in {db_path}: {', '.join(strangers[:5])}")
         self.max_turns = max_turns
-        self.judge = AnswerJudge(judge, judge_base_url, judge_api_key_env)
         self.question: InboxQuestion | None = None
         self.turn = 0
 
@@ -211,10 +208,8 @@ class InboxEnv(Env[InboxQuestion]):
     def _answer(self, answer: str, sources: list[str]) -> StepResult:
         assert self.question is not None
         cited = list(dict.fromkeys(normalize_message_id(s) for s in sources if s.strip()))
-        verdict = self.judge(self.question, answer)
         event = Event(name="answered", step=self.turn, role="assistant",
-                      data={"answer": answer[:500], "sources": cited[:50], "cited": len(cited),
-                            "verdict": verdict.verdict, "judge": verdict.judge, "judge_reply": verdict.reply})
+                      data={"answer": answer[:500], "sources": cited[:50], "cited": len(cited)})
         return self._finish_turn("Your answer has been recorded.", [event], answered=True)
 
 

@@ -157,12 +157,20 @@ class AnswerJudge:
         self.base_url = base_url
         self.api_key_env = api_key_env
         self._client: object | None = None
+        self._verdicts: dict[tuple[str, str, str], Verdict] = {}
 
     def __call__(self, question: InboxQuestion, answer: str) -> Verdict:
-        if self.spec == "match" or is_abstention(answer) or question.answer is None:
-            verdict = match_verdict(question, answer)
-            return Verdict(verdict.verdict, self.spec if self.spec == "match" else "rule", verdict.reply)
-        return self._ask_model(question, answer)
+        """The verdict on `answer`, judged once per (question, answer) and cached: every rubric component that
+        reads it, and every re-scoring of the same episode, costs one judgement."""
+        key = (question.id, question.question, answer)
+        if key not in self._verdicts:
+            if self.spec == "match" or is_abstention(answer) or question.answer is None:
+                verdict = match_verdict(question, answer)
+                self._verdicts[key] = Verdict(verdict.verdict, self.spec if self.spec == "match" else "rule",
+                                              verdict.reply)
+            else:
+                self._verdicts[key] = self._ask_model(question, answer)
+        return self._verdicts[key]
 
     def _ask_model(self, question: InboxQuestion, answer: str) -> Verdict:
         from openai import OpenAI
@@ -170,15 +178,22 @@ class AnswerJudge:
         if self._client is None:
             self._client = OpenAI(base_url=self.base_url, api_key=os.environ.get(self.api_key_env, "not-needed"))
         assert isinstance(self._client, OpenAI)
+        from openai import OpenAIError
+
+        from drill.models.base import ModelCallError
+
         gold = " / ".join([question.answer or "", *question.aliases])
-        reply = self._client.chat.completions.create(
-            model=self.spec.removeprefix("openai:"), temperature=0.0, max_tokens=8,
-            messages=[{"role": "user", "content": _JUDGE_PROMPT.format(
-                question=question.question, gold=gold, answer=answer)}],
-        )
+        try:
+            reply = self._client.chat.completions.create(
+                model=self.spec.removeprefix("openai:"), temperature=0.0, max_tokens=8,
+                messages=[{"role": "user", "content": _JUDGE_PROMPT.format(
+                    question=question.question, gold=gold, answer=answer)}],
+            )
+        except OpenAIError as exc:
+            raise ModelCallError(f"the answer judge {self.spec} at {self.base_url} failed: {exc}") from exc
         text = (reply.choices[0].message.content or "").strip()
         first = re.sub(r"[^A-Z]", " ", text.upper()).split()
         if not first or first[0] not in ("CORRECT", "INCORRECT"):
-            raise RuntimeError(f"judge {self.spec} answered {text[:80]!r}; expected CORRECT or INCORRECT")
+            raise ModelCallError(f"the answer judge {self.spec} answered {text[:80]!r}; expected CORRECT or INCORRECT")
         return Verdict("correct" if first[0] == "CORRECT" else "wrong", self.spec, text[:200])
 

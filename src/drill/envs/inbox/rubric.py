@@ -4,7 +4,7 @@ Components (raw value × weight, each logged on its own in the `Score`):
 
 | component     | raw value                                                                  | weight |
 |---------------|----------------------------------------------------------------------------|--------|
-| correct       | 1 if the `answered` verdict is correct (incl. "I don't know" when the inbox has no answer) | +1.0 |
+| correct       | 1 if the judge's verdict on the answer is correct (incl. "I don't know" when the inbox has no answer) | +1.0 |
 | wrong         | 1 if the verdict is wrong (a hallucination)                                | −1.0  |
 | no_answer     | 1 if the episode ended without return_final_answer                         | −0.25 |
 | sources       | correct answers only: share of cited ids that are retrieved gold sources (see `sources`)  | +0.2  |
@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from drill.core.rubric import Component, Rubric
 from drill.core.types import Episode, Event
-from drill.envs.inbox.questions import InboxQuestion
+from drill.envs.inbox.questions import AnswerJudge, InboxQuestion, Verdict
 
-__all__ = ["rubric"]
-
+__all__ = ["judgment", "outcome", "rubric"]
 
 
 def _answered(episode: Episode) -> Event | None:
@@ -35,14 +34,18 @@ def _answered(episode: Episode) -> Event | None:
     return answers[0] if answers else None
 
 
-def _verdict(episode: Episode) -> str | None:
+def judgment(episode: Episode, task: InboxQuestion, judge: AnswerJudge) -> Verdict | None:
+    """The judge's verdict on the episode's answer (None without one): correct, wrong or abstained."""
     event = _answered(episode)
-    if event is None:
-        return None
-    verdict = event.data["verdict"]
-    if verdict not in ("correct", "wrong", "abstained"):
-        raise ValueError(f"unknown verdict {verdict!r} in the answered event")
-    return str(verdict)
+    return None if event is None else judge(task, str(event.data["answer"]))
+
+
+def outcome(score_components: dict[str, float]) -> str:
+    """correct, wrong, no_answer or abstained, read back from a score's components (for reports)."""
+    for name in ("correct", "wrong", "no_answer"):
+        if score_components[name]:
+            return name
+    return "abstained"
 
 
 def _searched(episode: Episode) -> set[str]:
@@ -60,53 +63,54 @@ def _read(episode: Episode) -> set[str]:
     return {str(e.data["message_id"]) for e in episode.events_named("read") if e.data["found"]}
 
 
-def correct(episode: Episode, task: InboxQuestion) -> float:
-    return float(_verdict(episode) == "correct")
-
-
-def wrong(episode: Episode, task: InboxQuestion) -> float:
-    return float(_verdict(episode) == "wrong")
-
-
-def no_answer(episode: Episode, task: InboxQuestion) -> float:
-    return float(_answered(episode) is None)
-
-
-def sources(episode: Episode, task: InboxQuestion) -> float:
-    """Correct answers: the share of cited ids that are gold sources the agent retrieved (searched or read), 0 if
-    none is; a question with no answer: 1 when nothing is cited."""
-    question = task
-    event = _answered(episode)
-    if event is None or _verdict(episode) != "correct":
-        return 0.0
-    cited = set(_ids(event, "sources"))
-    if question.answer is None:
-        return float(not cited)
-    good = cited & set(question.sources) & (_searched(episode) | _read(episode))
-    return len(good) / len(cited) if good else 0.0
-
-
-def partial(episode: Episode, task: InboxQuestion) -> float:
-    question = task
-    if question.answer is None or _verdict(episode) == "correct":
-        return 0.0
-    gold = set(question.sources)
-    if gold & _read(episode):
-        return 1.0
-    return 0.5 if gold & _searched(episode) else 0.0
-
-
 def format_errors(episode: Episode, task: InboxQuestion) -> float:
     return float(episode.count("invalid_action"))
 
 
-def rubric(max_turns: int = 10) -> Rubric:
-    """The inbox rubric for episodes of at most `max_turns` tool calls (the env's `max_turns`)."""
+def rubric(max_turns: int = 10, judge: AnswerJudge | None = None) -> Rubric[InboxQuestion]:
+    """The inbox rubric for episodes of at most `max_turns` tool calls (the env's `max_turns`), judging answers
+    with `judge` (normalized match by default). The judge runs here, not in the environment, once per answer
+    (it caches), so episodes can be re-judged without replaying; a judge model that fails raises ModelCallError,
+    which the rubric reports as a failed component, never as a zero."""
     if max_turns < 1:
         raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+    judge = judge or AnswerJudge("match")
+
+    def verdict(episode: Episode, task: InboxQuestion) -> str | None:
+        found = judgment(episode, task, judge)
+        return None if found is None else found.verdict
+
+    def correct(episode: Episode, task: InboxQuestion) -> float:
+        return float(verdict(episode, task) == "correct")
+
+    def wrong(episode: Episode, task: InboxQuestion) -> float:
+        return float(verdict(episode, task) == "wrong")
+
+    def no_answer(episode: Episode, task: InboxQuestion) -> float:
+        return float(_answered(episode) is None)
+
+    def sources(episode: Episode, task: InboxQuestion) -> float:
+        """Correct answers: the share of cited ids that are gold sources the agent retrieved (searched or read), 0
+        if none is; a question with no answer: 1 when nothing is cited."""
+        event = _answered(episode)
+        if event is None or verdict(episode, task) != "correct":
+            return 0.0
+        cited = set(_ids(event, "sources"))
+        if task.answer is None:
+            return float(not cited)
+        good = cited & set(task.sources) & (_searched(episode) | _read(episode))
+        return len(good) / len(cited) if good else 0.0
+
+    def partial(episode: Episode, task: InboxQuestion) -> float:
+        if task.answer is None or verdict(episode, task) == "correct":
+            return 0.0
+        gold = set(task.sources)
+        if gold & _read(episode):
+            return 1.0
+        return 0.5 if gold & _searched(episode) else 0.0
 
     def efficiency(episode: Episode, task: InboxQuestion) -> float:
-        if _verdict(episode) != "correct":
+        if verdict(episode, task) != "correct":
             return 0.0
         return max(0.0, 1.0 - (len(episode.turns) - 1) / max_turns)
 

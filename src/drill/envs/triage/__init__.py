@@ -29,11 +29,12 @@ from drill.envs.triage.corpus import (
 from drill.envs.triage.env import MODES, TriageEnv
 from drill.envs.triage.rubric import DEFAULT_WEIGHTS, rubric
 from drill.envs.triage.search import knowledge_search
+from drill.envs.triage.spec import SPEC
 from drill.envs.triage.training import ReaderTarget, reader_target
 
 __all__ = [
     "DEFAULT_DATA_DIR", "DEFAULT_WEIGHTS", "MODES", "Article", "Corpus", "CorpusError", "HeuristicPolicy",
-    "Incident", "OraclePolicy", "RandomPolicy", "ReaderTarget", "Ticket", "TriageEnv", "TriageTask", "baselines",
+    "Incident", "OraclePolicy", "RandomPolicy", "ReaderTarget", "SPEC", "Ticket", "TriageEnv", "TriageTask", "baselines",
     "knowledge_search", "load", "load_corpus", "reader_target", "rubric",
 ]
 

@@ -1,0 +1,64 @@
+"""ChaosOps' registry entry: how `drill eval/watch/train chaosops` load, score, summarize and describe it."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from drill.core.spec import Chart, Column, EnvOption, EnvSpec, TaskFilter, percent
+from drill.core.types import Episode
+from drill.envs.chaosops.baselines import baselines
+from drill.envs.chaosops.env import ChaosOpsEnv, ChaosOpsTask
+from drill.envs.chaosops.failures import FAILURE_NAMES, TIER_NAMES
+from drill.envs.chaosops.rubric import elapsed_steps, rubric
+
+SPLIT_NOTE = ("train and test hold the same 27 scenarios; the world's generator is keyed on the split, "
+              "so their seeds never give the same world")
+
+
+def summarize(episodes: Sequence[Episode], tasks: Mapping[str, ChaosOpsTask]) -> dict[str, Any]:
+    """Mean reward, % resolved, rogue catch and false-positive rates, MTTR, wrong fixes."""
+    rogue = [e for e in episodes if tasks[e.task_id].rogue_agent is not None]
+    innocent = [e for e in episodes if tasks[e.task_id].rogue_agent is None]
+    resolved = [e for e in episodes if e.count("resolved")]
+    return {
+        "mean_reward": statistics.fmean(e.score.total for e in episodes if e.score is not None),
+        "resolved": len(resolved) / len(episodes),
+        "rogue_caught": statistics.fmean(e.count("rogue_caught") > 0 for e in rogue) if rogue else None,
+        "false_positive_flags": statistics.fmean(e.count("rogue_false_positive") > 0 for e in innocent)
+        if innocent else None,
+        "mttr": statistics.fmean(elapsed_steps(e, tasks[e.task_id]) for e in resolved) if resolved else None,
+        "wrong_fixes": statistics.fmean(e.count("wrong_fix") for e in episodes),
+    }
+
+
+def describe(task: ChaosOpsTask) -> str:
+    return (f"{task.id}: root cause {task.root_cause}; rogue {task.rogue_agent or 'none'}; "
+            f"fix {' -> '.join(task.fix_sequence)}; budget {task.step_budget} steps")
+
+
+SPEC: EnvSpec[ChaosOpsTask] = EnvSpec(
+    name="chaosops",
+    summary="incident response in a fleet run partly by AI agents; four roles, rogue fleet agents",
+    load=ChaosOpsEnv,
+    rubric=lambda options, params: rubric(params["rogue_multiplier"]),
+    baselines=lambda options: baselines,
+    summarize=summarize,
+    columns=(Column("mean_reward", "{:+.1f}".format), Column("resolved", percent), Column("rogue_caught", percent),
+             Column("false_positive_flags", percent), Column("mttr", "{:.1f}".format),
+             Column("wrong_fixes", "{:.2f}".format)),
+    describe=describe,
+    rubric_params=(EnvOption("rogue_multiplier", float, 1.0, "Scales the rogue-catch bonus and false-positive "
+                                                             "penalty.", flag="--rogue-multiplier"),),
+    group=lambda task: task.tier,
+    group_name="tier",
+    rows_by_group=True,
+    filters=(TaskFilter("failure", "--failure", FAILURE_NAMES, "Failure type", "autoscaler_cost_cut"),
+             TaskFilter("tier", "--tier", TIER_NAMES, "Tier", "hard")),
+    charts=(Chart("mean_reward_by_tier.png", "by_group", "ChaosOps: mean reward by tier", "mean reward"),),
+    seeds=5,
+    batch=45,
+    watch_policy="oracle",
+    notes={"split_note": SPLIT_NOTE},
+)

@@ -1,0 +1,89 @@
+"""The inbox's registry entry: how `drill eval/watch/train inbox` load, score, summarize and describe it."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from drill.core.spec import Chart, Column, EnvOption, EnvSpec, percent
+from drill.core.types import Episode
+from drill.envs.inbox.baselines import baselines
+from drill.envs.inbox.env import InboxEnv
+from drill.envs.inbox.questions import AnswerJudge, InboxQuestion
+from drill.envs.inbox.rubric import outcome, rubric
+from drill.envs.inbox.synthetic import DEFAULT_MESSAGES
+
+OUTCOMES = ("correct", "abstained", "wrong", "no_answer")
+JUDGE_OPTIONS = ("judge", "judge_base_url", "judge_api_key_env")
+"""Options of the rubric's answer judge; the environment itself never judges."""
+
+
+def load(**options: Any) -> InboxEnv:
+    """An inbox env from the spec's options (the judge's options go to the rubric, not here)."""
+    return InboxEnv(**{k: v for k, v in options.items() if k not in JUDGE_OPTIONS})
+
+
+def make_rubric(options: Mapping[str, Any], params: Mapping[str, float]) -> Any:
+    judge = AnswerJudge(options.get("judge") or "match", options.get("judge_base_url"),
+                        options.get("judge_api_key_env") or "OPENAI_API_KEY")
+    return rubric(int(options.get("max_turns") or 10), judge)
+
+
+def summarize(episodes: Sequence[Episode], tasks: Mapping[str, InboxQuestion]) -> dict[str, Any]:
+    """Mean reward, outcome rates, source precision on correct answers, turns and invalid calls."""
+    outcomes = [outcome(e.score.components) for e in episodes if e.score is not None]
+    row: dict[str, Any] = {"reward": statistics.fmean(e.score.total for e in episodes if e.score)}
+    for name in OUTCOMES:
+        row[name] = outcomes.count(name) / len(episodes)
+    correct = [e for e, o in zip(episodes, outcomes) if o == "correct"]
+    row["sources"] = statistics.fmean(e.score.components["sources"] for e in correct if e.score) if correct else 0.0
+    row["turns"] = statistics.fmean(len(e.turns) for e in episodes)
+    row["format_errors"] = statistics.fmean(e.count("invalid_action") for e in episodes)
+    return row
+
+
+def kind(task: InboxQuestion) -> str:
+    return "no answer" if task.answer is None else task.kind
+
+
+def describe(task: InboxQuestion) -> str:
+    gold = task.answer if task.answer is not None else "I don't know (the inbox has no answer)"
+    return f"{task.id}: {task.question} · gold answer: {gold} · sources: {', '.join(task.sources) or 'none'}"
+
+
+def _commands() -> Any:
+    from drill.envs.inbox.commands import inbox_app
+
+    return inbox_app
+
+
+SPEC: EnvSpec[InboxQuestion] = EnvSpec(
+    name="inbox",
+    summary="questions answered from one person's email over SQLite FTS5",
+    load=load,
+    rubric=make_rubric,
+    baselines=lambda options: baselines,
+    summarize=summarize,
+    columns=(Column("reward"), *(Column(name, percent) for name in OUTCOMES), Column("sources"),
+             Column("turns", "{:.1f}".format), Column("format_errors")),
+    describe=describe,
+    options=(
+        EnvOption("seed", int, 0, "Seed of the synthetic company inbox (when no --db is given).",
+                  flag="--synthetic-seed"),
+        EnvOption("messages", int, DEFAULT_MESSAGES, "About how many messages the synthetic inbox has."),
+        EnvOption("db", str, None, "A mail store from `drill inbox ingest` instead of the synthetic inbox.",
+                  flag="--db"),
+        EnvOption("questions", str, None, "The questions JSONL for --db.", flag="--questions"),
+        EnvOption("cache_dir", str, None, "Where the synthetic inbox is built; default the user cache."),
+        EnvOption("max_turns", int, 10, "Tool calls per episode.", flag="--max-turns"),
+        EnvOption("judge", str, "match", "match (normalized match) or openai:MODEL (an LLM judge).", flag="--judge"),
+        EnvOption("judge_base_url", str, None, "OpenAI-compatible endpoint of the judge model.",
+                  flag="--judge-base-url"),
+        EnvOption("judge_api_key_env", str, "OPENAI_API_KEY", "Environment variable holding the judge's API key."),
+    ),
+    group=kind,
+    group_name="kind",
+    charts=(Chart("inbox_by_kind.png", "by_group", "inbox QA: mean reward per question kind", "mean reward"),),
+    commands=_commands,
+)

@@ -1,0 +1,65 @@
+"""Triage's registry entry: how `drill eval/watch/train triage` load, score, summarize and describe it."""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from drill.core.spec import Chart, Column, EnvOption, EnvSpec, percent
+from drill.core.types import Episode
+from drill.envs.triage.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
+from drill.envs.triage.corpus import TriageTask
+from drill.envs.triage.env import MODES, TriageEnv
+from drill.envs.triage.rubric import DEFAULT_WEIGHTS, rubric, submission
+
+COMPONENT_NAMES = tuple(DEFAULT_WEIGHTS)
+
+
+def escalation_correct(episode: Episode, task: TriageTask) -> bool:
+    sub = submission(episode)
+    return sub is not None and sub.escalate == task.should_escalate
+
+
+def summarize(episodes: Sequence[Episode], tasks: Mapping[str, TriageTask]) -> dict[str, Any]:
+    """The mean total and components, escalation accuracy, submit rate, and turns (agent mode)."""
+    row: dict[str, Any] = {"total": statistics.fmean(e.score.total for e in episodes if e.score)}
+    for name in COMPONENT_NAMES:
+        row[name] = statistics.fmean(e.score.components[name] for e in episodes if e.score)
+    row["escalation_acc"] = statistics.fmean(escalation_correct(e, tasks[e.task_id]) for e in episodes)
+    row["submitted"] = statistics.fmean(submission(e) is not None for e in episodes)
+    multi_turn = any(len(e.turns) > 1 for e in episodes)
+    row["turns"] = statistics.fmean(len(e.turns) for e in episodes) if multi_turn else None
+    return row
+
+
+def describe(task: TriageTask) -> str:
+    return (f"{task.id}: gold escalate={task.should_escalate}, answerable={task.answerable}, "
+            f"gold articles={', '.join(task.gold_article_ids) or 'none'}")
+
+
+SPEC: EnvSpec[TriageTask] = EnvSpec(
+    name="triage",
+    summary="IT tickets answered from a knowledge base; search agent or grounded reader",
+    load=TriageEnv,
+    rubric=lambda options, params: rubric(),
+    baselines=lambda options: {"random": RandomPolicy,
+                               "heuristic": functools.partial(HeuristicPolicy, options.get("data_dir")),
+                               "oracle": OraclePolicy},
+    summarize=summarize,
+    columns=(Column("total"), *(Column(name) for name in COMPONENT_NAMES), Column("escalation_acc", percent),
+             Column("submitted", percent), Column("turns", "{:.1f}".format)),
+    describe=describe,
+    options=(
+        EnvOption("mode", str, "reader", "reader: one turn, ticket + k articles; agent: multi-turn search.",
+                  flag="--mode", choices=MODES),
+        EnvOption("k", int, 3, "Reader mode: articles in the prompt (gold + BM25 distractors).", flag="--k"),
+        EnvOption("turn_budget", int, 8, "Agent mode: turns before the episode ends unsubmitted.",
+                  flag="--turn-budget"),
+        EnvOption("data_dir", str, None, "A corpus folder to use instead of the shipped one.", flag="--data-dir"),
+    ),
+    charts=(Chart("components.png", "components", "triage: mean reward components per policy", "mean (0-1)"),),
+    batch=16,
+    report_dir=lambda options: f"triage-{options['mode']}",
+)
