@@ -14,7 +14,15 @@ eval_app = typer.Typer(no_args_is_help=True, help="Evaluate policies on an envir
 watch_app = typer.Typer(no_args_is_help=True, help="Watch one episode turn by turn.")
 app.add_typer(eval_app, name="eval")
 app.add_typer(watch_app, name="watch")
-register(eval_app, watch_app, app, list(registry.specs().values()))
+try:
+    register(eval_app, watch_app, app, list(registry.specs().values()))
+except registry.RegistryError as _exc:  # a broken third-party registration: one line naming it, exit 2
+    import sys
+
+    from drill.console import err_console
+
+    err_console.print(f"[bold red]error:[/] {_exc}", highlight=False, soft_wrap=True)
+    sys.exit(2)
 
 from drill.train import cli as train_cli  # noqa: E402
 

@@ -168,3 +168,23 @@ def test_an_episode_with_surrogates_in_the_action_serializes() -> None:
     dumped = action.model_dump(mode="json")
     assert dumped["tool"] == "lookup\\ud800" and dumped["arguments"] == {"\\udc00key": "\\ud800"}
     assert action.arguments == {"\udc00key": "\ud800"}  # the record keeps what the model sent
+
+
+TOOL_NAMES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
+
+
+class SetOrderedToolsEnv(SqliteEnv):
+    """Lists its tools in `set` order, which changes with the interpreter's hash seed."""
+
+    TOOLS = {name: Tool.from_function(note, name=name) for name in TOOL_NAMES}
+
+    def _tools(self) -> Mapping[str, Tool]:
+        return {name: self.TOOLS[name] for name in set(TOOL_NAMES)}
+
+    def _apply(self, tool: str, arguments: dict[str, Any]) -> StepResult:
+        return self._next("ok", [])
+
+
+def test_a_tool_list_that_differs_across_processes_is_caught() -> None:
+    with pytest.raises(EnvCheckError, match="differs in another process"):
+        check_env(SetOrderedToolsEnv())

@@ -14,7 +14,7 @@ import pytest
 from drill.models import AdapterLoadError, SamplingParams, build_llm_policy
 from drill.models.adapters import load_lora, read_adapter_config
 from drill.models.local import EMBEDDED_MODEL_ID, TransformersChatModel
-from drill.policies import LLMOptions
+from drill.models.prompt import LLMOptions
 
 LORA_CONFIG = {"peft_type": "LORA", "base_model_name_or_path": EMBEDDED_MODEL_ID, "r": 4, "lora_alpha": 8,
                "target_modules": ["q_proj", "v_proj"]}

@@ -17,7 +17,8 @@ from drill.envs import chaosops
 from drill.models import SamplingParams
 from drill.models.base import Message
 from drill.models.local import EMBEDDED_MODEL_ID, TransformersChatModel
-from drill.policies import LLMOptions, resolve_policies
+from drill.models.prompt import LLMOptions, PolicyOptions
+from drill.policies import resolve_policies
 
 PARSE_PREFIX = "could not parse your tool call: "
 
@@ -48,7 +49,7 @@ def test_the_embedded_model_plays_chaosops_with_one_batched_call_per_turn(
 
     monkeypatch.setattr(embedded_model, "generate", counted)
     policies = resolve_policies("oracle,sre=llm", chaosops.ChaosOpsEnv.roles, chaosops.baselines,
-                                LLMOptions(max_new_tokens=16))
+                                LLMOptions(prompt=PolicyOptions(sampling=SamplingParams(max_new_tokens=16, temperature=0.0))))
     task = chaosops.load().task("autoscaler_cost_cut-easy")
     episodes = run_episodes(chaosops.load, [(task, 0), (task, 1)], policies, chaosops.rubric())
 

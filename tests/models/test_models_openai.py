@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import pytest
@@ -14,6 +10,7 @@ import pytest
 from drill.core import Observation, PolicyInfo, PolicyInput, Task, Tool
 from drill.models import LLMPolicy, ModelCallError, ModelLoadError, SamplingParams
 from drill.models.openai_backend import OpenAIChatModel, is_loopback
+from drill.models.testing import StubOpenAIServer, chat_completion
 
 
 def restart(service: Literal["auth", "db"]) -> None:
@@ -28,12 +25,7 @@ RESTART = Tool.from_function(restart).spec
 
 
 def completion(message: dict[str, Any], finish: str, logprobs: list[float] | None) -> dict[str, Any]:
-    choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}
-    if logprobs is not None:
-        choice["logprobs"] = {"content": [{"token": f"t{i}", "logprob": lp, "bytes": None, "top_logprobs": []}
-                                          for i, lp in enumerate(logprobs)]}
-    return {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": "stub-model", "choices": [choice],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}}
+    return chat_completion(message, finish, logprobs=logprobs)
 
 
 def tool_call_reply(request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -41,47 +33,13 @@ def tool_call_reply(request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return 200, completion({"content": None, "tool_calls": [call]}, "tool_calls", [-0.25, -0.5, -0.125])
 
 
-@dataclass
-class StubServer:
-    """An OpenAI-compatible /v1/chat/completions on 127.0.0.1 that records every request."""
-
-    reply: Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    headers: list[dict[str, str]] = field(default_factory=list)
-    url: str = ""
+StubServer = StubOpenAIServer
 
 
 @pytest.fixture
-def stub() -> Iterator[StubServer]:
-    server_state = StubServer(reply=tool_call_reply)
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if self.path != "/v1/chat/completions":
-                status, payload = 404, {"error": {"message": f"no route {self.path}"}}
-            else:
-                server_state.requests.append(body)
-                server_state.headers.append({k.lower(): v for k, v in self.headers.items()})
-                status, payload = server_state.reply(body)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    server_state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    yield server_state
-    server.shutdown()
-    server.server_close()
-    thread.join()
+def stub() -> Iterator[StubOpenAIServer]:
+    with StubOpenAIServer(tool_call_reply) as server:
+        yield server
 
 
 def policy_input(step: int = 0) -> PolicyInput:
@@ -93,7 +51,7 @@ def policy_input(step: int = 0) -> PolicyInput:
 def test_policy_sends_tools_natively_and_reads_the_structured_tool_call(stub: StubServer,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DRILL_TEST_KEY", raising=False)
-    model = OpenAIChatModel("stub-model", base_url=stub.url, api_key_env="DRILL_TEST_KEY")
+    model = OpenAIChatModel("stub-model", base_url=stub.base_url, api_key_env="DRILL_TEST_KEY")
     policy = LLMPolicy(model, PolicyInfo(name="openai:stub-model", kind="remote", model="stub-model"))
     [action] = policy.act([policy_input()])
 
@@ -115,7 +73,7 @@ def test_policy_sends_tools_natively_and_reads_the_structured_tool_call(stub: St
 def test_batch_is_sent_as_one_request_per_row_with_distinct_seeds(stub: StubServer,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DRILL_TEST_KEY", "sk-test-123")
-    model = OpenAIChatModel("stub-model", base_url=stub.url, api_key_env="DRILL_TEST_KEY")
+    model = OpenAIChatModel("stub-model", base_url=stub.base_url, api_key_env="DRILL_TEST_KEY")
     conversation = [{"role": "user", "content": "go"}]
     params = SamplingParams(max_new_tokens=33, temperature=0.5, top_p=0.9, seed=10)
     generations = model.generate([conversation] * 3, None, params)
@@ -132,7 +90,7 @@ def test_text_content_and_two_structured_calls_reach_the_parser(stub: StubServer
              for i in range(2)]
     stub.reply = lambda request: (200, completion({"content": "Restarting twice.", "tool_calls": calls},
                                                   "tool_calls", None))
-    model = OpenAIChatModel("stub-model", base_url=stub.url, api_key_env="DRILL_TEST_UNSET_KEY")
+    model = OpenAIChatModel("stub-model", base_url=stub.base_url, api_key_env="DRILL_TEST_UNSET_KEY")
     [action] = LLMPolicy(model, PolicyInfo(name="openai:stub-model", kind="remote")).act([policy_input()])
     assert action.raw is not None and action.raw.startswith("Restarting twice.\n<tool_call>")
     assert action.parse_error is not None and "found 2 <tool_call> blocks" in action.parse_error
@@ -146,7 +104,7 @@ def test_a_server_that_rejects_logprobs_is_asked_again_without_them(stub: StubSe
         return 200, completion({"content": '{"name": "restart", "arguments": {"service": "auth"}}'}, "stop", None)
 
     stub.reply = reply
-    model = OpenAIChatModel("stub-model", base_url=stub.url)
+    model = OpenAIChatModel("stub-model", base_url=stub.base_url)
     with pytest.warns(UserWarning, match="rejects logprobs"):
         [generation] = model.generate([[{"role": "user", "content": "go"}]], [RESTART], SamplingParams())
     assert generation.text == '{"name": "restart", "arguments": {"service": "auth"}}'
@@ -157,7 +115,7 @@ def test_a_server_that_rejects_logprobs_is_asked_again_without_them(stub: StubSe
 
 def test_other_server_errors_raise_with_the_server_message(stub: StubServer) -> None:
     stub.reply = lambda request: (400, {"error": {"message": "model 'nope' does not exist", "type": "invalid"}})
-    model = OpenAIChatModel("nope", base_url=stub.url)
+    model = OpenAIChatModel("nope", base_url=stub.base_url)
     with pytest.raises(ModelCallError, match="does not exist"):
         model.generate([[{"role": "user", "content": "go"}]], None, SamplingParams())
 

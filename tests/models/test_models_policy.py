@@ -7,12 +7,13 @@ from typing import Literal
 
 import pytest
 
-from drill.core import Action, Generation, Observation, PolicyInfo, PolicyInput, Task, Tool, ToolSpec, Turn
+from drill.core import Action, Observation, PolicyInfo, PolicyInput, Task, Tool, ToolSpec, Turn
 from drill.models import AdapterLoadError, LLMPolicy, ModelLoadError, PolicyOptions, SamplingParams, build_llm_policy
-from drill.models.base import Message
 from drill.models.policy import AGENT_INSTRUCTIONS, render_observation
 from drill.models.vllm_backend import cuda_available
-from drill.policies import LLMOptions, resolve_policies
+from drill.models.prompt import LLMOptions
+from drill.models.testing import ScriptedChatModel
+from drill.policies import resolve_policies
 
 
 def restart(service: Literal["auth", "db"]) -> None:
@@ -32,23 +33,6 @@ def approve(reason: str) -> None:
 
 
 RESTART, APPROVE = Tool.from_function(restart).spec, Tool.from_function(approve).spec
-
-
-class ScriptedChatModel:
-    """Replies from a script, recording every generate call: the test seam for LLMPolicy."""
-
-    model_id = "scripted"
-
-    def __init__(self, replies: Sequence[str], native_tools: bool = False) -> None:
-        self.replies = list(replies)
-        self.native_tools = native_tools
-        self.calls: list[tuple[list[list[Message]], Sequence[ToolSpec] | None, SamplingParams]] = []
-
-    def generate(self, conversations: Sequence[Sequence[Message]], tools: Sequence[ToolSpec] | None,
-                 params: SamplingParams) -> list[Generation]:
-        self.calls.append(([list(c) for c in conversations], tools, params))
-        return [Generation(text=self.replies.pop(0), prompt_token_ids=[1], token_ids=[7, 8], logprobs=[-0.5, -0.25],
-                           model=self.model_id, finish_reason="stop") for _ in conversations]
 
 
 def observe(role: str, content: str, step: int, tools: list[ToolSpec], error: str | None = None) -> Observation:

@@ -17,8 +17,8 @@ from drill.models.local import TransformersChatModel
 from drill.models.openai_backend import OpenAIChatModel
 from drill.models.parsing import parse_tool_call
 from drill.models.policy import compact_signature, demonstrations, tool_protocol
-from drill.policies import Demonstration, LLMOptions
-from drill.models.base import Message
+from drill.models.prompt import Demonstration, LLMOptions
+from drill.models.testing import ScriptedChatModel
 
 
 def restart(service: Literal["auth", "db"]) -> None:
@@ -31,23 +31,6 @@ def restart(service: Literal["auth", "db"]) -> None:
 
 RESTART = Tool.from_function(restart).spec
 INFO = PolicyInfo(name="llm", kind="llm", model="scripted")
-
-
-class ScriptedChatModel:
-    """Replies from a script and records the conversations it was given: the test seam for LLMPolicy."""
-
-    model_id = "scripted"
-    native_tools = False
-
-    def __init__(self, replies: Sequence[str]) -> None:
-        self.replies = list(replies)
-        self.calls: list[tuple[list[list[Message]], Sequence[ToolSpec] | None, SamplingParams]] = []
-
-    def generate(self, conversations: Sequence[Sequence[Message]], tools: Sequence[ToolSpec] | None,
-                 params: SamplingParams) -> list[Generation]:
-        self.calls.append(([list(c) for c in conversations], tools, params))
-        return [Generation(text=self.replies.pop(0), prompt_token_ids=[1], token_ids=[7, 8], logprobs=[-0.5, -0.2],
-                           model=self.model_id, finish_reason="stop") for _ in conversations]
 
 
 def observe(role: str, content: str, step: int, tools: list[ToolSpec]) -> Observation:
@@ -74,7 +57,7 @@ def test_compact_listing_is_one_signature_line_per_tool_read_from_the_schema() -
 
 def test_unknown_tool_listing_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown tool listing 'yaml'; choose from schema, compact"):
-        LLMOptions(tool_listing="yaml")  # type: ignore[arg-type]
+        PolicyOptions(tool_listing="yaml")  # type: ignore[arg-type]
 
 
 def test_prefill_ends_the_conversation_and_is_parsed_with_the_reply_but_not_part_of_the_generation() -> None:
@@ -139,7 +122,8 @@ def test_a_policy_whose_demonstration_turn_is_rejected_cannot_be_a_teacher() -> 
 
 def test_openai_backend_refuses_a_prefill_instead_of_sending_a_dangling_assistant_message() -> None:
     with pytest.raises(ModelLoadError, match="--prefill needs a backend that renders the prompt itself"):
-        build_llm_policy("openai:gpt-x", LLMOptions(base_url="http://127.0.0.1:9/v1", prefill="<tool_call>"))
+        build_llm_policy("openai:gpt-x", LLMOptions(base_url="http://127.0.0.1:9/v1",
+                                                    prompt=PolicyOptions(prefill="<tool_call>")))
     model = OpenAIChatModel("gpt-x", base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ModelCallError, match="assistant prefill"):
         model.generate([[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "<tool"}]], None,
