@@ -275,12 +275,17 @@ class MailStore:
     # -- writing ---------------------------------------------------------------------------------
 
     def add(self, inbox: str, records: Sequence[MailRecord]) -> tuple[int, int]:
-        """Add messages to `inbox` in one transaction; returns (added, duplicates).
+        """Add messages to `inbox` in one transaction; returns (added, duplicates). See `add_each`."""
+        outcomes = self.add_each(inbox, records)
+        return sum(outcomes), len(outcomes) - sum(outcomes)
+
+    def add_each(self, inbox: str, records: Sequence[MailRecord]) -> list[bool]:
+        """Add messages to `inbox` in one transaction; for each record, whether it was added.
 
         A message whose (inbox, message_id) is already stored is a duplicate and is left as it was.
         If anything fails, the whole batch is rolled back and the error raised.
         """
-        added = 0
+        outcomes: list[bool] = []
         with self.conn:
             self.conn.execute("INSERT OR IGNORE INTO inboxes(user) VALUES (?)", (inbox,))
             for r in records:
@@ -290,9 +295,9 @@ class MailStore:
                     (inbox, r.message_id, r.subject, r.sender, r.sender_name, r.date, r.body,
                      "\n".join(r.attachments), r.source_hash),
                 )
+                outcomes.append(cursor.rowcount > 0)
                 if cursor.rowcount == 0:
                     continue
-                added += 1
                 self.conn.executemany(
                     "INSERT INTO recipients(message_key, address, name, kind) VALUES (?, ?, ?, ?)",
                     [(cursor.lastrowid, p.address, p.name, p.kind) for p in r.recipients],
@@ -303,7 +308,7 @@ class MailStore:
                     (cursor.lastrowid, people_text(r.sender_name, *r.sender_aliases, r.sender),
                      people_text(*recipients, *r.recipient_aliases)),
                 )
-        return added, len(records) - added
+        return outcomes
 
     def has_source(self, inbox: str, source_hash: str) -> bool:
         return self.conn.execute("SELECT 1 FROM messages WHERE inbox = ? AND source_hash = ? LIMIT 1",
