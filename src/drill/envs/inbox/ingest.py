@@ -154,7 +154,9 @@ def _walk(root: Path, skipped: list[tuple[str, str]]) -> list[Path]:
                 continue
             if stat.S_ISDIR(mode):
                 if maildir and entry.name == "tmp":
-                    skipped.append((str(path), "maildir tmp folder: messages still being delivered"))
+                    waiting = sum(1 for _ in path.iterdir())
+                    if waiting:
+                        skipped.append((str(path), f"maildir tmp folder: {waiting} messages still being delivered"))
                 elif entry.name.startswith(".") and not _is_maildir(path):
                     skipped.append((str(path), "hidden folder: not a Maildir++ folder"))
                 else:
