@@ -151,3 +151,8 @@ def test_enron_x_from_names_become_the_display_name(store: MailStore) -> None:
     record = parse_message(mail)
     assert (record.sender, record.sender_name) == ("helen.okafor@enron.com", "Okafor, Helen")
     assert record.recipient_aliases == ("Belden, Tim",)
+
+
+def test_a_multipart_without_its_boundary_is_read_as_text() -> None:
+    body = parse_message(raw("no-boundary", "The gate code is 5512.\n", "multipart/mixed")).body
+    assert body == "The gate code is 5512."

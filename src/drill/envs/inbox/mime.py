@@ -4,7 +4,8 @@ Parsing uses `email` with `email.policy.default` (parsed headers memoized). The 
 readable text once:
 
 * the MIME tree is walked part by part (never with `Message.walk()`, which would also walk into forwarded
-  messages and repeat them): every inline text/plain or text/html part is kept, in order; HTML is turned
+  messages and repeat them): every inline text part is kept, in order (a multipart whose boundary is missing
+  is read as plain text); HTML is turned
   into text by `inscriptis` (table cells stay apart, `<head>`/`<script>`/`<style>` dropped, unclosed tags
   tolerated);
 * of a multipart/alternative, the text/plain version is kept unless it is a placeholder ("This message is
@@ -221,7 +222,8 @@ def _content(part: Message, depth: int) -> tuple[list[str], list[str]]:
             return _alternative(results, [c.get_content_type() for c in children])
         return [t for texts, _ in results for t in texts], [a for _, names in results for a in names]
     filename = part.get_filename()
-    if ctype in ("text/plain", "text/html") and part.get_content_disposition() != "attachment":
+    readable = ctype.startswith("text/") or ctype.startswith("multipart/")  # a multipart without a boundary
+    if readable and part.get_content_disposition() != "attachment":
         text = _part_text(part)
         return ([text] if text else []), []
     return [], ([_decoded(str(filename))] if filename else [])
