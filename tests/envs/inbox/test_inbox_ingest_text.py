@@ -156,3 +156,13 @@ def test_enron_x_from_names_become_the_display_name(store: MailStore) -> None:
 def test_a_multipart_without_its_boundary_is_read_as_text() -> None:
     body = parse_message(raw("no-boundary", "The gate code is 5512.\n", "multipart/mixed")).body
     assert body == "The gate code is 5512."
+
+
+def test_a_wrong_content_length_falls_back_to_envelope_framing(tmp_path: Path, store: MailStore) -> None:
+    first = HEAD.format(id="bad-length", subject="cl") + "Content-Length: 7\n\nThe whole body survives.\n"
+    second = raw("after", "Next message.\n").decode()
+    path = tmp_path / "cl.mbox"
+    path.write_text(f"From a@b Mon May 14 23:39:00 2001\n{first}\nFrom a@b Mon May 14 23:40:00 2001\n{second}")
+    assert ingest(path, store, "bob").added == 2
+    stored = store.read("bob", "bad-length@example.com")
+    assert stored is not None and stored.body == "The whole body survives."

@@ -47,6 +47,8 @@ __all__ = ["CorruptMessage", "IngestReport", "default_user", "ingest", "mbox_mes
            "user_sources"]
 
 BATCH_SIZE = 500
+MAX_CONTENT_LENGTH = 256 * 2**20
+"""A larger mboxcl2 Content-Length is not trusted (the message is framed by its envelope lines instead)."""
 SHOWN_SKIPPED = 20
 """Skipped sources listed by `IngestReport.details()` without `verbose` (the count is always given)."""
 
@@ -208,7 +210,7 @@ def mbox_messages(handle: BinaryIO) -> Iterator[bytes]:
             line = handle.readline()
         separator = line  # the blank line after the headers, or b"" at the end of the file
         length = next((int(m.group(1)) for h in headers if (m := _CONTENT_LENGTH.match(h))), None)
-        if length is not None:
+        if length is not None and length <= MAX_CONTENT_LENGTH:
             start = handle.tell()
             body = handle.read(length)
             if len(body) == length and _at_message_end(handle):
