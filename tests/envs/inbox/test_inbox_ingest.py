@@ -132,10 +132,12 @@ def test_maildir_ingest_handles_mime_charsets_and_broken_files(tmp_path: Path, s
     user_dir = write_maildir(tmp_path / "maildir")
     report = ingest(user_dir, store, "allen-p")
     assert (report.added, report.duplicates) == (9, 1)
-    assert sorted(Path(source).name for source, _ in report.skipped) == ["10.", "11."]
+    assert sorted(Path(source).name for source, _ in report.skipped) == [".DS_Store", "10.", "11.", "tmp"]
     reasons = dict((Path(s).name, r) for s, r in report.skipped)
     assert reasons["10."].startswith("no mail headers") and reasons["11."].startswith("empty")
-    assert report.summary() == "added 9, duplicates 1, skipped 2 (1 empty, 1 no mail headers)"
+    assert report.summary() == ("added 9, duplicates 1, skipped 4 (1 empty, 1 hidden file, 1 maildir tmp folder, "
+                                "1 no mail headers)")
+    assert [Path(s).name for s in report.duplicate_sources] == ["9."]
 
     plain = store.read("allen-p", "<plain-1@example.com>")
     assert plain is not None and plain.sender == "phillip.allen@enron.com" and plain.sender_name == "Phillip Allen"
@@ -188,7 +190,7 @@ def test_ingest_is_idempotent_and_incremental(tmp_path: Path, store: MailStore) 
     count = store.count("allen-p")
     again = ingest(user_dir, store, "allen-p")
     assert again.added == 0 and store.count("allen-p") == count
-    assert again.duplicates == 10 and len(again.skipped) == 2  # broken files are reported again, never stored
+    assert again.duplicates == 10 and len(again.skipped) == 4  # broken files are reported again, never stored
     (user_dir / "inbox" / "99.").write_bytes(PLAIN.replace(b"<plain-1@", b"<new-one@"))
     third = ingest(user_dir, store, "allen-p")
     assert third.added == 1 and store.count("allen-p") == count + 1

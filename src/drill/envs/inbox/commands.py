@@ -24,19 +24,21 @@ def ingest_command(
     db: Path = typer.Option(Path("inbox.db"), "--db", help="The mail store to create or add to."),
     user: str | None = typer.Option(None, "--user", help="Whose inbox this is (an address); default: the folder "
                                                         "or file name."),
-    split_users: bool = typer.Option(False, "--split-users", help="Each top-level folder of PATH is one user's inbox "
-                                     "(Enron's maildir/ root)."),
+    split_users: bool = typer.Option(False, "--split-users", help="Each top-level folder (or mbox file) of PATH is "
+                                     "one user's inbox (Enron's maildir/ root)."),
+    verbose: bool = typer.Option(False, "--verbose", help="List every skipped file and folder and every duplicate "
+                                                         "(default: the first 20 skipped, and the counts)."),
 ) -> None:
-    """Ingest maildir or mbox mail into a SQLite FTS5 mail store; running it again adds nothing."""
-    from drill.envs.inbox.ingest import IngestReport, ingest
+    """Ingest maildir or mbox mail into a SQLite FTS5 mail store; running it again adds nothing. Every message file
+    is stored, counted as a duplicate, or reported as skipped with its reason."""
+    from drill.envs.inbox.ingest import IngestReport, ingest, user_sources
     from drill.envs.inbox.store import MailStore
 
     if not path.exists():
         usage_error(f"nothing to ingest at {path}")
     if split_users and (user is not None or not path.is_dir()):
         usage_error("--split-users takes a folder of user folders and no --user")
-    targets = ([(d, d.name) for d in sorted(path.iterdir()) if d.is_dir() and not d.name.startswith(".")]
-               if split_users else [(path, user or path.stem)])
+    targets = user_sources(path) if split_users else [(path, user or path.resolve().stem)]
     try:
         store = MailStore(db)
     except StoreError as exc:
@@ -44,14 +46,9 @@ def ingest_command(
     total = IngestReport()
     with progress_bar() as progress:
         for folder, owner in targets:
-            report = ingest(folder, store, owner, progress)
-            total.added += report.added
-            total.duplicates += report.duplicates
-            total.skipped += report.skipped
-    for source, reason in total.skipped[:20]:
-        console.print(f"[yellow]skipped[/] {source}: {reason}", highlight=False, soft_wrap=True)
-    if len(total.skipped) > 20:
-        console.print(f"[yellow]... and {len(total.skipped) - 20} more skipped[/]")
+            total.merge(ingest(folder, store, owner, progress))
+    for line in total.details(verbose):
+        console.print(Text(line, style="yellow"), soft_wrap=True)
     console.print(f"{db}: {total.summary()}", highlight=False, soft_wrap=True)
 
 

@@ -5,7 +5,8 @@ One role, `assistant`. Each task is an `InboxQuestion` asked at a moment (`asked
 
 * `search_emails(keywords, from_addr, to_addr, sent_after, sent_before, max_results)` — up to 10 hits,
   each an id, date, sender, subject and a snippet;
-* `read_email(message_id)` — one whole message; an id that is unknown or dated after the question reads
+* `read_email(message_id, offset=0)` — one message, 6,000 body characters from `offset` (it says how much is
+  left and the offset to read on from); an id that is unknown or dated after the question reads
   as "not found", the same either way;
 * `return_final_answer(answer, sources)` — ends the episode. The answer is judged by the rubric, never here
   (normalized match or an LLM judge, see `drill.envs.inbox.rubric`), so an episode can be re-judged without
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,6 +30,7 @@ from pydantic import Field
 from drill.core.env import Env
 from drill.core.tools import Tool
 from drill.core.types import Event, Observation, StepResult
+from drill.envs.inbox.query import utc_cutoff
 from drill.envs.inbox.questions import IDK, InboxQuestion, load_questions
 from drill.envs.inbox.store import MailStore, SearchHit, StoredMessage, normalize_message_id
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES, synthetic_inbox
@@ -37,6 +38,7 @@ from drill.envs.inbox.synthetic import DEFAULT_MESSAGES, synthetic_inbox
 __all__ = ["InboxEnv", "TOOLS"]
 
 MAX_BODY_CHARS = 6000
+"""Body characters shown by one read_email call; `offset` pages on."""
 
 
 def search_emails(keywords: str, from_addr: str | None = None, to_addr: str | None = None,
@@ -48,17 +50,18 @@ def search_emails(keywords: str, from_addr: str | None = None, to_addr: str | No
         keywords: Words to look for, separated by spaces (punctuation is ignored). Empty lists the newest mail.
         from_addr: Only mail from this sender: a full address, or part of a name or address.
         to_addr: Only mail to, cc or bcc this recipient: a full address, or part of a name or address.
-        sent_after: Only mail sent on or after this date, YYYY-MM-DD.
-        sent_before: Only mail sent before this date, YYYY-MM-DD.
+        sent_after: Only mail sent on or after this date, YYYY-MM-DD (UTC), or an ISO time with an offset.
+        sent_before: Only mail sent before this date, YYYY-MM-DD (UTC), or an ISO time with an offset.
         max_results: How many results to return, 1 to 10.
     """
 
 
-def read_email(message_id: str) -> None:
-    """Read one email in full: headers and body.
+def read_email(message_id: str, offset: Annotated[int, Field(ge=0)] = 0) -> None:
+    """Read one email: headers and up to 6,000 characters of the body, from `offset` on.
 
     Args:
         message_id: The id of the message, as shown in search results.
+        offset: Where to start reading the body (0 is the start); a long body says the offset to read on from.
     """
 
 
@@ -91,11 +94,7 @@ def _questions(path: str, mtime_ns: int) -> tuple[InboxQuestion, ...]:
 
 
 def _when(text: str, argument: str) -> str:
-    try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(f"{argument} must be a date like 2024-03-14, got {text!r}") from None
-    return when.strftime("%Y-%m-%d %H:%M:%S")
+    return utc_cutoff(text, argument)  # zero-padded UTC text; an offset in the argument is honoured
 
 
 class InboxEnv(Env[InboxQuestion]):
@@ -179,7 +178,7 @@ class InboxEnv(Env[InboxQuestion]):
         if tool == "search_emails":
             return self._search(arguments)
         if tool == "read_email":
-            return self._read(arguments["message_id"])
+            return self._read(arguments["message_id"], arguments["offset"])
         return self._answer(arguments["answer"], arguments["sources"])
 
     def _search(self, arguments: dict[str, Any]) -> StepResult:
@@ -196,14 +195,14 @@ class InboxEnv(Env[InboxQuestion]):
                             "ids": [h.message_id for h in hits]})
         return self._finish_turn(_render_hits(arguments["keywords"], hits), [event])
 
-    def _read(self, message_id: str) -> StepResult:
+    def _read(self, message_id: str, offset: int = 0) -> StepResult:
         assert self.question is not None
         message = self.store.read(self.question.inbox, message_id, self.question.asked_at)
         event = Event(name="read", step=self.turn, role="assistant",
                       data={"message_id": normalize_message_id(message_id)[:300], "found": message is not None})
         if message is None:
             return self._finish_turn(f"No message with id {message_id[:200]!r} in this inbox.", [event])
-        return self._finish_turn(_render_message(message), [event])
+        return self._finish_turn(_render_message(message, offset), [event])
 
     def _answer(self, answer: str, sources: list[str]) -> StepResult:
         assert self.question is not None
@@ -223,7 +222,7 @@ def _render_hits(keywords: str, hits: list[SearchHit]) -> str:
     return "\n".join(lines)
 
 
-def _render_message(message: StoredMessage) -> str:
+def _render_message(message: StoredMessage, offset: int = 0) -> str:
     def people(kind: str) -> str:
         return ", ".join(f"{r.name} <{r.address}>" if r.name else r.address
                          for r in message.recipients if r.kind == kind)
@@ -236,7 +235,14 @@ def _render_message(message: StoredMessage) -> str:
     lines.append(f"Subject: {message.subject}")
     if message.attachments:
         lines.append(f"Attachments: {', '.join(message.attachments)}")
-    body = message.body
-    if len(body) > MAX_BODY_CHARS:
-        body = body[:MAX_BODY_CHARS] + f"\n[... {len(message.body) - MAX_BODY_CHARS} more characters not shown]"
+    total = len(message.body)
+    end = min(total, offset + MAX_BODY_CHARS)
+    body = message.body[offset:end]
+    if offset >= total and offset > 0:
+        body = f"[offset {offset} is past the end of the body, which has {total} characters]"
+    elif end < total:
+        body += (f"\n[characters {offset}-{end} of {total} shown; {total - end} more: "
+                 f"call read_email with offset={end} to read on]")
+    elif offset > 0:
+        body += f"\n[characters {offset}-{end} of {total} shown; end of message]"
     return "\n".join(lines) + "\n\n" + body

@@ -1,81 +1,60 @@
-"""Ingestion of real mail (maildir trees such as Enron's, and mbox files) into a `MailStore`.
+"""Ingestion of real mail (maildir trees such as Enron's, Dovecot Maildir++ trees, and mbox files) into a `MailStore`.
 
-`ingest(path, store, user)` walks `path`:
+`ingest(path, store, user)` walks `path` (a file, a folder, or `.`) in sorted order:
 
-* a file that starts with `From ` is read as an mbox (Python's `mailbox.mbox`), any other file as one message;
-* a folder is walked recursively in sorted order (the Enron layout: `allen-p/inbox/1.`, `allen-p/sent/12.`),
-  skipping hidden files and Maildir `tmp/` folders (messages still being delivered).
+* a folder is walked recursively; a symlinked folder is followed once (a folder reached twice, e.g. through
+  a symlink loop, is reported, not walked again);
+* a maildir is a folder with `cur/` or `new/`: its `tmp/` (messages still being delivered) is skipped, and only
+  there (a folder named `tmp` elsewhere is walked); its Maildir++ sub-folders (`.Sent`, `.Archive.2001`) are
+  walked; the files in its own top level are the mail server's control files (`dovecot-uidlist`,
+  `maildirfolder`, ...) and are skipped;
+* other hidden folders and files are skipped, and so are FIFOs, sockets, devices and broken symlinks (never
+  opened, so a FIFO cannot hang the walk);
+* a file whose first line is an mbox envelope (`From sender Mon Jan  1 00:00:00 2024`) is an mbox, unless it
+  sits in a maildir's `cur/` or `new/`, where it is one message whose envelope line is ignored; any other
+  file is one message. Every message is parsed by `mime.parse_message`.
 
-Each message is parsed with `email` and `email.policy.default` (with parsed headers memoized):
+mbox files are read as a stream (`mbox_messages`): a `From ` line starts a new message only if it looks like
+an envelope (a sender, a time and a year) and follows a blank line, so an unescaped `From here on...` inside
+a body does not cut the message (mboxo/mboxrd); a valid `Content-Length` header (mboxcl2) is honoured; and
+`>From ` quoting is undone one level (mboxrd).
 
-* the body is the text/plain part, or the text/html part with the markup stripped; quoted-printable and
-  base64 are decoded; a declared charset that is wrong or unknown falls back to UTF-8, then cp1252, then
-  UTF-8 with replacement characters — decoding never fails;
-* forwarded messages attached as message/rfc822 are appended to the body; forwarded chains quoted inline
-  stay in the body as they are; attachment file names are recorded;
-* a missing Message-ID gets a stable id from the SHA-256 of the raw bytes; a missing or unparseable Date
-  is stored as NULL (that message never matches date filters and is hidden from time-limited questions).
-
-Ingestion is idempotent and incremental: a source whose raw bytes were stored before is skipped unparsed,
-and a message whose Message-ID is already in the inbox counts as a duplicate. A file that cannot be read or
-holds no mail headers is reported and skipped; everything else is kept. Messages are written in batches,
-one transaction each, so an interrupted run leaves whole batches and a rerun completes it.
+Nothing is lost silently: every message is stored, counted as a duplicate, or listed in `IngestReport.skipped`
+with its reason, and so is every file or folder not read. Ingestion is idempotent and incremental: a source
+whose raw bytes were stored before is skipped unparsed, and a message whose Message-ID is already in the inbox
+counts as a duplicate. Messages are written in batches, one transaction each, so an interrupted run leaves
+whole batches and a rerun completes it.
 """
 
 from __future__ import annotations
 
-import codecs
-import functools
 import hashlib
-import mailbox
 import os
+import re
+import stat
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC
-from email import policy
-from email.policy import EmailPolicy
-from email.errors import HeaderParseError, MessageError
-from email.header import decode_header
-from email.message import EmailMessage, Message
-from email.parser import BytesParser
-from email.utils import getaddresses, parsedate_to_datetime
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import BinaryIO
 
 from rich.progress import Progress
 
-from drill.envs.inbox.store import MailRecord, MailStore, Recipient, normalize_message_id
+from drill.envs.inbox.mime import CorruptMessage, parse_message
+from drill.envs.inbox.store import MailRecord, MailStore
 
-__all__ = ["CorruptMessage", "IngestReport", "ingest", "parse_message"]
+__all__ = ["CorruptMessage", "IngestReport", "default_user", "ingest", "mbox_messages", "parse_message",
+           "user_sources"]
 
 BATCH_SIZE = 500
+MAX_CONTENT_LENGTH = 256 * 2**20
+"""A larger mboxcl2 Content-Length is not trusted (the message is framed by its envelope lines instead)."""
+SHOWN_SKIPPED = 20
+"""Skipped sources listed by `IngestReport.details()` without `verbose` (the count is always given)."""
 
-
-class _MemoizedPolicy(EmailPolicy):
-    """`email.policy.default`, except that a parsed header is memoized by (name, raw value).
-
-    EmailMessage re-parses a header through the header registry on every access (get_body alone reads
-    Content-Type several times per part), and header objects are immutable, so sharing them is safe.
-    """
-
-    def header_fetch_parse(self, name: str, value: str) -> Any:
-        return _fetch_header(name, value)
-
-
-@functools.lru_cache(maxsize=8192)
-def _fetch_header(name: str, value: str) -> Any:
-    return policy.default.header_fetch_parse(name, value)
-
-
-_PARSER = BytesParser(policy=_MemoizedPolicy())
-_MAIL_HEADERS = ("from", "to", "subject", "date", "message-id", "cc", "sender", "received")
-_HEADER_ERRORS = (HeaderParseError, MessageError, IndexError, ValueError, TypeError, AttributeError, LookupError)
-
-
-class CorruptMessage(ValueError):
-    """A source that cannot be read as an email. The message is the reason shown in the ingest summary."""
+_ENVELOPE = re.compile(rb"From \S+ +.*\b\d{1,2}:\d\d\b.*\b\d{4}\b")
+_QUOTED_FROM = re.compile(rb">+From ")
+_CONTENT_LENGTH = re.compile(rb"content-length:\s*(\d+)\s*$", re.IGNORECASE)
 
 
 @dataclass
@@ -83,7 +62,9 @@ class IngestReport:
     added: int = 0
     duplicates: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    """(source, reason) for every file or mbox entry that was not stored."""
+    """(source, reason) for every file, folder or mbox entry that was not stored."""
+    duplicate_sources: list[str] = field(default_factory=list)
+    """The source of every message counted as a duplicate."""
 
     def summary(self) -> str:
         line = f"added {self.added}, duplicates {self.duplicates}, skipped {len(self.skipped)}"
@@ -92,260 +73,215 @@ class IngestReport:
             line += " (" + ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items())) + ")"
         return line
 
+    def details(self, verbose: bool = False) -> list[str]:
+        """One line per skipped source (the first `SHOWN_SKIPPED` unless `verbose`; duplicates too if `verbose`)."""
+        shown = self.skipped if verbose else self.skipped[:SHOWN_SKIPPED]
+        lines = [f"skipped {source}: {reason}" for source, reason in shown]
+        if len(self.skipped) > len(shown):
+            lines.append(f"... and {len(self.skipped) - len(shown)} more skipped (all of them with --verbose)")
+        if verbose:
+            lines += [f"duplicate {source}" for source in self.duplicate_sources]
+        return lines
 
-# -- parsing -----------------------------------------------------------------------------------------
-
-
-class _TextFromHTML(HTMLParser):
-    _BREAKS = {"br", "p", "div", "tr", "li", "h1", "h2", "h3", "h4", "table", "blockquote"}
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style", "head"):
-            self._skip += 1
-        elif tag in self._BREAKS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style", "head"):
-            self._skip = max(0, self._skip - 1)
-        elif tag in self._BREAKS:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self.parts.append(data)
+    def merge(self, other: IngestReport) -> None:
+        self.added += other.added
+        self.duplicates += other.duplicates
+        self.skipped += other.skipped
+        self.duplicate_sources += other.duplicate_sources
 
 
-def html_to_text(html: str) -> str:
-    parser = _TextFromHTML()
-    parser.feed(html)
-    parser.close()
-    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
-    return "\n".join(line for line in lines if line)
+# -- what to read ----------------------------------------------------------------------------------------
 
 
-def _decode_bytes(payload: bytes, charset: str | None) -> str:
-    candidates: list[str] = []
-    if charset:
-        try:
-            candidates.append(codecs.lookup(charset.strip().strip('"')).name)
-        except LookupError:
-            pass
-    for fallback in ("utf-8", "cp1252"):
-        if fallback not in candidates:
-            candidates.append(fallback)
-    for name in candidates:
-        try:
-            return payload.decode(name)
-        except UnicodeDecodeError:
+def default_user(path: Path) -> str:
+    """The inbox name for `path` when none is given: the folder's or file's name (`.` is resolved first)."""
+    resolved = path.resolve()
+    return (resolved.stem if resolved.is_file() else resolved.name) or str(resolved)
+
+
+def user_sources(root: Path) -> list[tuple[Path, str]]:
+    """For `--split-users`: each top-level folder of `root` is one user's inbox, and so is each top-level mbox
+    file (named after the file, `.mbox` dropped). Hidden entries are left out."""
+    found: list[tuple[Path, str]] = []
+    for entry in sorted(root.iterdir()):
+        if entry.name.startswith("."):
             continue
-    return payload.decode(candidates[0], errors="replace")
-
-
-def _part_text(part: Message) -> str:
-    payload = part.get_payload(decode=True)
-    if not isinstance(payload, bytes):
-        return ""
-    text = _decode_bytes(payload, part.get_content_charset())
-    if part.get_content_type() == "text/html":
-        text = html_to_text(text)
-    return text
-
-
-def _decoded(value: str) -> str:
-    """A raw header value as text: RFC 2047 encoded words decoded, raw 8-bit bytes decoded like bodies."""
-    if any("\udc80" <= c <= "\udcff" for c in value):  # undeclared 8-bit bytes, kept by the parser as surrogates
-        value = _decode_bytes(value.encode("ascii", "surrogateescape"), None)
-    if "=?" in value:
-        try:
-            parts = decode_header(value)
-        except _HEADER_ERRORS:
-            parts = [(value, None)]
-        value = "".join(_decode_bytes(p, charset) if isinstance(p, bytes) else p for p, charset in parts)
-    return " ".join(value.split())
-
-
-def _headers(msg: Message) -> dict[str, list[str]]:
-    """Raw header values by lower-cased name. Read raw rather than through policy.default's header registry:
-    the registry re-parses a header on every access and rejects some real-world values; these few headers
-    are decoded here instead (`_decoded`, `getaddresses`, `parsedate_to_datetime`)."""
-    found: dict[str, list[str]] = {}
-    for name, value in msg.raw_items():
-        found.setdefault(name.lower(), []).append(str(value))
+        if entry.is_dir():
+            found.append((entry, entry.name))
+        elif entry.is_file() and _starts_with_envelope(entry):
+            found.append((entry, entry.stem))
     return found
 
 
-def _header_text(headers: dict[str, list[str]], name: str) -> str:
-    return ", ".join(_decoded(v) for v in headers.get(name, [])).strip()
+def _is_maildir(folder: Path) -> bool:
+    return (folder / "cur").is_dir() or (folder / "new").is_dir()
 
 
-def _addresses(headers: dict[str, list[str]], name: str) -> list[tuple[str, str]]:
-    values = headers.get(name, [])
-    return [(_decoded(n), a.strip().lower()) for n, a in getaddresses(values) if a.strip() and "@" in a]
-
-
-def _utc_date(text: str) -> str | None:
-    if not text:
-        return None
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    try:
-        return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
-    except (OverflowError, ValueError):
-        return None
-
-
-def _content(msg: EmailMessage, depth: int = 0) -> tuple[str, tuple[str, ...]]:
-    """The body text (forwarded message/rfc822 parts appended) and the attachment file names."""
-    part = msg.get_body(preferencelist=("plain", "html"))
-    text = _part_text(part) if part is not None else ""
-    attachments: list[str] = []
-    if msg.is_multipart():
-        for sub in msg.walk():
-            if sub.get_content_type() == "message/rfc822" and depth < 3:
-                inner = sub.get_payload()
-                inner_msg = inner[0] if isinstance(inner, list) and inner else None
-                if isinstance(inner_msg, EmailMessage):
-                    text += "\n\n" + _forwarded(inner_msg, depth + 1)
-            elif sub is not part and not sub.is_multipart() and sub.get_filename():
-                attachments.append(_decoded(str(sub.get_filename())))
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").strip()
-    return text, tuple(dict.fromkeys(attachments))
-
-
-def _forwarded(msg: EmailMessage, depth: int) -> str:
-    headers = _headers(msg)
-    lines = ["---------- Forwarded message ----------"]
-    for name in ("From", "Date", "Subject", "To"):
-        value = _header_text(headers, name.lower())
-        if value:
-            lines.append(f"{name}: {value}")
-    return "\n".join(lines) + "\n\n" + _content(msg, depth)[0]
-
-
-def parse_message(raw: bytes) -> MailRecord:
-    """Parse one RFC 822 message. Raises CorruptMessage if it is empty or has no mail headers at all."""
-    if not raw.strip():
-        raise CorruptMessage("empty: the file has no content")
-    source_hash = hashlib.sha256(raw).hexdigest()
-    try:
-        msg = _PARSER.parsebytes(raw)
-    except _HEADER_ERRORS as exc:
-        raise CorruptMessage(f"unparseable: {exc}") from exc
-    if not isinstance(msg, EmailMessage):
-        raise CorruptMessage("not an email: the parser returned no message")
-    headers = _headers(msg)
-    if not headers.keys() & set(_MAIL_HEADERS):
-        raise CorruptMessage("no mail headers: none of From/To/Subject/Date/Message-ID found")
-    id_header = _header_text(headers, "message-id").split()
-    message_id = normalize_message_id(id_header[0]) if id_header else ""
-    if not message_id:
-        message_id = f"{source_hash[:32]}@drill.generated"
-    senders = _addresses(headers, "from") or _addresses(headers, "sender")
-    sender_name, sender = senders[0] if senders else ("", "")
-    recipients = tuple(Recipient(address=a, name=n, kind=kind)
-                       for kind in ("to", "cc", "bcc") for n, a in _addresses(headers, kind))
-    try:
-        body, attachments = _content(msg)
-    except _HEADER_ERRORS as exc:
-        raise CorruptMessage(f"unreadable MIME structure: {exc}") from exc
-    return MailRecord(
-        message_id=message_id,
-        subject=_header_text(headers, "subject"),
-        sender=sender,
-        sender_name=sender_name,
-        date=_utc_date(_header_text(headers, "date")),
-        body=body,
-        recipients=recipients,
-        attachments=attachments,
-        source_hash=source_hash,
-    )
-
-
-# -- walking sources -----------------------------------------------------------------------------------
-
-
-def _is_mbox(path: Path) -> bool:
+def _starts_with_envelope(path: Path) -> bool:
     with path.open("rb") as handle:
-        return handle.read(5) == b"From "
+        return _ENVELOPE.match(handle.readline(1000)) is not None
 
 
-def _files(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "tmp")
-        found += [Path(folder) / f for f in sorted(files) if not f.startswith(".")]
-    return found
+def _special_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return kind
+    return "special file"
+
+
+def _walk(root: Path, skipped: list[tuple[str, str]]) -> list[Path]:
+    """Every message file under `root` in sorted order; what is not read goes to `skipped` with its reason."""
+    files: list[Path] = []
+    visited: set[tuple[int, int]] = set()
+
+    def visit(folder: Path) -> None:
+        info = folder.stat()
+        if (info.st_dev, info.st_ino) in visited:
+            skipped.append((str(folder), "folder already walked: a symlink leads back to it"))
+            return
+        visited.add((info.st_dev, info.st_ino))
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append((str(folder), f"unreadable folder: {exc}"))
+            return
+        maildir = _is_maildir(folder)
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                mode = entry.stat().st_mode  # follows symlinks
+            except OSError:
+                skipped.append((str(path), "broken symlink" if entry.is_symlink() else "unreadable: cannot stat"))
+                continue
+            if stat.S_ISDIR(mode):
+                if maildir and entry.name == "tmp":
+                    waiting = sum(1 for _ in path.iterdir())
+                    if waiting:
+                        skipped.append((str(path), f"maildir tmp folder: {waiting} messages still being delivered"))
+                elif entry.name.startswith(".") and not _is_maildir(path):
+                    skipped.append((str(path), "hidden folder: not a Maildir++ folder"))
+                else:
+                    visit(path)
+            elif not stat.S_ISREG(mode):
+                skipped.append((str(path), f"not a regular file: a {_special_kind(mode)}"))
+            elif entry.name.startswith("."):
+                skipped.append((str(path), "hidden file"))
+            elif maildir:
+                skipped.append((str(path), "maildir control file: messages live in cur/ and new/"))
+            else:
+                files.append(path)
+
+    mode = root.stat().st_mode
+    if stat.S_ISDIR(mode):
+        visit(root)
+    elif stat.S_ISREG(mode):
+        files.append(root)
+    else:
+        skipped.append((str(root), f"not a regular file: a {_special_kind(mode)}"))
+    return files
+
+
+# -- mbox --------------------------------------------------------------------------------------------
+
+
+def _unquote(line: bytes) -> bytes:
+    return line[1:] if _QUOTED_FROM.match(line) else line
+
+
+def _at_message_end(handle: BinaryIO) -> bool:
+    """Whether only blank lines stand between the current position and the next envelope or the end."""
+    while True:
+        line = handle.readline()
+        if not line:
+            return True
+        if line.strip():
+            return _ENVELOPE.match(line) is not None
+
+
+def mbox_messages(handle: BinaryIO) -> Iterator[bytes]:
+    """The raw messages of an mbox stream positioned at its first envelope line (see the module doc)."""
+    line = handle.readline()
+    while line:
+        headers: list[bytes] = []
+        line = handle.readline()
+        while line and line.strip():
+            headers.append(line)
+            line = handle.readline()
+        separator = line  # the blank line after the headers, or b"" at the end of the file
+        length = next((int(m.group(1)) for h in headers if (m := _CONTENT_LENGTH.match(h))), None)
+        if length is not None and length <= MAX_CONTENT_LENGTH:
+            start = handle.tell()
+            body = handle.read(length)
+            if len(body) == length and _at_message_end(handle):
+                handle.seek(start + length)
+                yield b"".join(headers) + separator + body
+                line = handle.readline()
+                while line and not line.strip():
+                    line = handle.readline()
+                continue
+            handle.seek(start)
+        lines: list[bytes] = []
+        previous_blank = True
+        line = handle.readline()
+        while line and not (previous_blank and _ENVELOPE.match(line)):
+            lines.append(_unquote(line))
+            previous_blank = not line.strip()
+            line = handle.readline()
+        if line and lines and not lines[-1].strip():
+            lines.pop()  # the blank line before the next envelope belongs to the mbox, not to the message
+        yield b"".join(headers) + separator + b"".join(lines)
 
 
 def _sources(files: list[Path], skipped: list[tuple[str, str]]) -> Iterator[tuple[str, bytes]]:
-    """(label, raw bytes) for every message under `files`; unreadable files go to `skipped`."""
+    """(label, raw bytes) for every message in `files`; unreadable files go to `skipped`."""
     for path in files:
         try:
-            if _is_mbox(path):
-                box = mailbox.mbox(path, create=False)
-                try:
-                    for index, key in enumerate(box.keys()):
-                        yield f"{path}#{index + 1}", box.get_bytes(key)
-                finally:
-                    box.close()
+            in_maildir = path.parent.name in ("cur", "new") and _is_maildir(path.parent.parent)
+            if not in_maildir and _starts_with_envelope(path):
+                with path.open("rb") as handle:
+                    for index, raw in enumerate(mbox_messages(handle)):
+                        yield f"{path}#{index + 1}", raw
             else:
                 yield str(path), path.read_bytes()
-        except (OSError, mailbox.Error) as exc:
+        except OSError as exc:
             skipped.append((str(path), f"unreadable: {exc}"))
 
 
-def _count_messages(files: list[Path]) -> int:
-    total = 0
-    for path in files:
-        try:
-            if _is_mbox(path):
-                box = mailbox.mbox(path, create=False)
-                total += len(box)
-                box.close()
-            else:
-                total += 1
-        except (OSError, mailbox.Error):
-            total += 1
-    return total
+def ingest(path: Path, store: MailStore, user: str = "", progress: Progress | None = None) -> IngestReport:
+    """Ingest every message under `path` into `user`'s inbox (default: `default_user(path)`).
 
-
-def ingest(path: Path, store: MailStore, user: str, progress: Progress | None = None) -> IngestReport:
-    """Ingest every message under `path` into `user`'s inbox. See the module docstring for the rules."""
+    See the module docstring for the rules. Raises FileNotFoundError if `path` does not exist.
+    """
     if not path.exists():
         raise FileNotFoundError(f"nothing to ingest at {path}")
-    if not user.strip():
-        raise ValueError("the inbox user must not be empty")
+    user = user.strip() or default_user(path)
     report = IngestReport()
-    files = _files(path)
-    task = progress.add_task(f"ingest {user}", total=_count_messages(files)) if progress is not None else None
+    files = _walk(path, report.skipped)
+    task = progress.add_task(f"ingest {user}", total=len(files)) if progress is not None else None
     batch: list[MailRecord] = []
+    labels: list[str] = []
 
     def flush() -> None:
-        added, duplicates = store.add(user, batch)
-        report.added += added
-        report.duplicates += duplicates
+        outcomes = store.add_each(user, batch)
+        report.added += sum(outcomes)
+        report.duplicates += len(outcomes) - sum(outcomes)
+        report.duplicate_sources += [label for label, added in zip(labels, outcomes) if not added]
         batch.clear()
+        labels.clear()
 
+    current = ""
     for label, raw in _sources(files, report.skipped):
-        if progress is not None and task is not None:
+        if progress is not None and task is not None and label.split("#")[0] != current:
+            current = label.split("#")[0]
             progress.advance(task)
         if store.has_source(user, hashlib.sha256(raw).hexdigest()):
             report.duplicates += 1
+            report.duplicate_sources.append(label)
             continue
         try:
             batch.append(parse_message(raw))
+            labels.append(label)
         except CorruptMessage as exc:
             report.skipped.append((label, str(exc)))
             continue

@@ -14,22 +14,32 @@ Schema:
 * `recipients(message_key, address, name, kind)` — kind is `to`, `cc` or `bcc`; `message_key` is `messages.id`.
 * `messages_fts` — FTS5 over subject and body, external content (`content='messages'`), kept in step by
   triggers, so the index and the table change in the same transaction.
+* `people_fts(sender, recipients)` — FTS5 over the sender's and the recipients' names and addresses (with
+  Enron's `X-From`/`X-To`/`X-cc` names), NFKC-normalized and case-folded, rowid = `messages.id`: the
+  `from_addr` / `to_addr` filters (see `query.PeopleFilter`).
 * Indexes on (inbox, sender), (inbox, date), (inbox, source_hash) and recipients(address).
 
-The database runs in WAL mode; every `add` is one transaction, so a crash leaves whole batches or nothing.
+Every `add` is one transaction, so a crash leaves whole batches or nothing. The file is kept in SQLite's
+rollback-journal mode (not WAL), so a user who may only read it can open it: a WAL database needs its
+`-shm` file created even to be read. Opening a schema-1 store for writing upgrades it in place (one
+transaction: the people index is built from the stored messages).
 """
 
 from __future__ import annotations
 
-import re
+import os
 import sqlite3
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MailRecord", "MailStore", "Recipient", "SearchHit", "StoreError", "StoredMessage", "fts_query"]
+from drill.envs.inbox.query import MAX_QUERY_TERMS, PeopleFilter, SnippetMaker, clean_text, fts_query, people_text
 
-SCHEMA_VERSION = 1
+__all__ = ["MAX_QUERY_TERMS", "MailRecord", "MailStore", "Recipient", "SearchHit", "StoreError", "StoredMessage",
+           "fts_query"]
+
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS store_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,6 +71,12 @@ CREATE INDEX IF NOT EXISTS recipients_by_message ON recipients(message_key);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     subject, body, content='messages', content_rowid='id', tokenize='porter unicode61'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS people_fts USING fts5(
+    sender, recipients, tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS people_fts_delete AFTER DELETE ON messages BEGIN
+    DELETE FROM people_fts WHERE rowid = old.id;
+END;
 CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
     INSERT INTO messages_fts(rowid, subject, body) VALUES (new.id, new.subject, new.body);
 END;
@@ -73,12 +89,13 @@ CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE ON messages BEGIN
 END;
 """
 
-MAX_QUERY_TERMS = 12
-"""Keywords beyond this many are ignored (all terms must match, so more would only ever find less)."""
-
-_TERM = re.compile(r"\w+", re.UNICODE)
-_POSSESSIVE = re.compile(r"['’]s\b")
-
+_UPGRADE_FROM_1 = """
+INSERT INTO people_fts(rowid, sender, recipients)
+SELECT m.id, drill_people_text(m.sender_name || ' ' || m.sender),
+       drill_people_text(coalesce((SELECT group_concat(r.name || ' ' || r.address, ' ')
+                                   FROM recipients r WHERE r.message_key = m.id), ''))
+FROM messages m;
+"""
 
 class StoreError(RuntimeError):
     """The store cannot be opened or used (missing FTS5, a file that is not a Drill mail store, ...)."""
@@ -104,6 +121,10 @@ class MailRecord:
     recipients: tuple[Recipient, ...]
     attachments: tuple[str, ...]
     source_hash: str
+    sender_aliases: tuple[str, ...] = ()
+    """Other names of the sender that filters should match (Enron's `X-From`); not displayed."""
+    recipient_aliases: tuple[str, ...] = ()
+    """Other names of the recipients (Enron's `X-To` / `X-cc` / `X-bcc`); not displayed."""
 
 
 @dataclass(frozen=True)
@@ -127,23 +148,15 @@ class SearchHit:
     snippet: str
 
 
-def fts_query(keywords: str) -> str:
-    """An FTS5 MATCH expression from free text: every word quoted, all of them required.
-
-    Quoting each `\\w+` run means no agent text can produce FTS syntax (NEAR, OR, column filters,
-    unbalanced quotes): the result is always a valid query, or "" when there are no words. A possessive
-    's is dropped ("Omar's" searches for "omar").
-    """
-    terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(_POSSESSIVE.sub("", keywords))))[:MAX_QUERY_TERMS]
-    return " ".join(f'"{t}"' for t in terms)
-
-
 def normalize_message_id(text: str) -> str:
     """Message ids are stored without angle brackets or surrounding whitespace; agents may send either."""
-    return text.strip().strip("<>").strip()
+    return clean_text(text).strip().strip("<>").strip()
 
 
-def _check_fts5(conn: sqlite3.Connection) -> None:
+def _check_fts5(conn: sqlite3.Connection | None = None) -> None:
+    """Raise StoreError if this Python's SQLite has no FTS5. Probed on a private in-memory database, so a
+    store file that cannot be written (or read) is never mistaken for a missing FTS5."""
+    conn = conn or sqlite3.connect(":memory:")
     try:
         conn.execute("CREATE VIRTUAL TABLE temp.drill_fts5_probe USING fts5(x)")
         conn.execute("DROP TABLE temp.drill_fts5_probe")
@@ -155,31 +168,94 @@ def _check_fts5(conn: sqlite3.Connection) -> None:
         ) from exc
 
 
+def _is_wal(path: Path) -> bool:
+    """Whether the database file's header says WAL mode (bytes 18 and 19 are 2)."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(20)
+    except OSError:
+        return False
+    return len(header) == 20 and header[18] == 2 and header[19] == 2
+
+
 class MailStore:
-    """A mail store file. Open with `MailStore(path)` to write (created if missing) or `read_only=True`."""
+    """A mail store file. Open with `MailStore(path)` to write (created if missing) or `read_only=True`.
+
+    A read-only open creates no file next to the store, so it works for a user who may only read it.
+    A schema-1 store is upgraded when opened for writing, and also on a read-only open if this user may
+    write it; otherwise the error says how to upgrade it.
+    """
 
     def __init__(self, path: Path | str, read_only: bool = False) -> None:
         self.path = Path(path)
         self.read_only = read_only
+        _check_fts5()
         if read_only:
-            if not self.path.is_file():
-                raise StoreError(f"no mail store at {self.path}")
-            self.conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+            self.conn = self._open_read_only()
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(self.path, check_same_thread=False)
+            self._prepare_for_writing()
         self.conn.execute("PRAGMA foreign_keys = ON")
-        _check_fts5(self.conn)
-        if read_only:
-            self._check_schema()
-        else:
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
-            with self.conn:
-                self.conn.executescript(_SCHEMA)
-                self.conn.execute("INSERT OR IGNORE INTO store_meta VALUES ('schema_version', ?)",
-                                  (str(SCHEMA_VERSION),))
-            self._check_schema()
+        self._check_schema()
+        self._snippets = SnippetMaker()
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise StoreError(f"no mail store at {self.path}")
+        uri = "file:" + urllib.parse.quote(str(self.path.resolve()))
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+        try:
+            version = self._schema_version(conn)
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if not _is_wal(self.path):
+                raise StoreError(f"cannot read the mail store {self.path}: {exc}") from exc
+            wal = Path(f"{self.path}-wal")
+            if wal.exists() and wal.stat().st_size > 0:
+                raise StoreError(
+                    f"cannot read the mail store {self.path}: it was left in WAL mode with unmerged changes in "
+                    f"{wal.name}, and reading it needs write access to its folder ({exc}). Open it once for "
+                    "writing (e.g. `drill inbox ingest` with the same --db) as its owner; this version of Drill "
+                    "leaves stores in a mode any reader can open.") from exc
+            # A WAL-mode file with nothing in a WAL: the file alone is the whole store, read it as immutable.
+            conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+            version = self._schema_version(conn)
+        if version == "1" and os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK):
+            conn.close()
+            MailStore(self.path).close()  # upgrades in place, in one transaction
+            conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+        return conn
+
+    @staticmethod
+    def _schema_version(conn: sqlite3.Connection) -> str | None:
+        try:
+            row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return None
+            raise
+        except sqlite3.DatabaseError:
+            return None
+        return row[0] if row else None
+
+    def _prepare_for_writing(self) -> None:
+        try:
+            self.conn.execute("PRAGMA journal_mode = DELETE")  # also turns a WAL store back; see module doc
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a Drill mail store: {exc}") from exc
+        self.conn.create_function("drill_people_text", 1, people_text, deterministic=True)
+        found = self._schema_version(self.conn)
+        script = _SCHEMA
+        if found == "1":
+            script += _UPGRADE_FROM_1 + f"UPDATE store_meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version';"
+        script += f"INSERT OR IGNORE INTO store_meta VALUES ('schema_version', '{SCHEMA_VERSION}');"
+        try:
+            self.conn.executescript(f"BEGIN; {script} COMMIT;")  # one transaction: an upgrade is all or nothing
+        except sqlite3.DatabaseError as exc:
+            if self.conn.in_transaction:
+                self.conn.rollback()
+            raise StoreError(f"cannot prepare the mail store {self.path}: {exc}") from exc
 
     def _check_schema(self) -> None:
         try:
@@ -188,20 +264,28 @@ class MailStore:
             raise StoreError(f"{self.path} is not a Drill mail store: {exc}") from exc
         if row is None or row[0] != str(SCHEMA_VERSION):
             found = row[0] if row else "missing"
-            raise StoreError(f"{self.path}: mail store schema {found}, expected {SCHEMA_VERSION}")
+            hint = (" (open it once for writing as a user who may write it, e.g. with `drill inbox ingest`, "
+                    "to upgrade it)" if found == "1" else "")
+            raise StoreError(f"{self.path}: mail store schema {found}, expected {SCHEMA_VERSION}{hint}")
 
     def close(self) -> None:
         self.conn.close()
+        self._snippets.close()
 
     # -- writing ---------------------------------------------------------------------------------
 
     def add(self, inbox: str, records: Sequence[MailRecord]) -> tuple[int, int]:
-        """Add messages to `inbox` in one transaction; returns (added, duplicates).
+        """Add messages to `inbox` in one transaction; returns (added, duplicates). See `add_each`."""
+        outcomes = self.add_each(inbox, records)
+        return sum(outcomes), len(outcomes) - sum(outcomes)
+
+    def add_each(self, inbox: str, records: Sequence[MailRecord]) -> list[bool]:
+        """Add messages to `inbox` in one transaction; for each record, whether it was added.
 
         A message whose (inbox, message_id) is already stored is a duplicate and is left as it was.
         If anything fails, the whole batch is rolled back and the error raised.
         """
-        added = 0
+        outcomes: list[bool] = []
         with self.conn:
             self.conn.execute("INSERT OR IGNORE INTO inboxes(user) VALUES (?)", (inbox,))
             for r in records:
@@ -211,14 +295,20 @@ class MailStore:
                     (inbox, r.message_id, r.subject, r.sender, r.sender_name, r.date, r.body,
                      "\n".join(r.attachments), r.source_hash),
                 )
+                outcomes.append(cursor.rowcount > 0)
                 if cursor.rowcount == 0:
                     continue
-                added += 1
                 self.conn.executemany(
                     "INSERT INTO recipients(message_key, address, name, kind) VALUES (?, ?, ?, ?)",
                     [(cursor.lastrowid, p.address, p.name, p.kind) for p in r.recipients],
                 )
-        return added, len(records) - added
+                recipients = [part for p in r.recipients for part in (p.name, p.address)]
+                self.conn.execute(
+                    "INSERT INTO people_fts(rowid, sender, recipients) VALUES (?, ?, ?)",
+                    (cursor.lastrowid, people_text(r.sender_name, *r.sender_aliases, r.sender),
+                     people_text(*recipients, *r.recipient_aliases)),
+                )
+        return outcomes
 
     def has_source(self, inbox: str, source_hash: str) -> bool:
         return self.conn.execute("SELECT 1 FROM messages WHERE inbox = ? AND source_hash = ? LIMIT 1",
@@ -248,37 +338,37 @@ class MailStore:
         """Messages of `inbox` matching every keyword and filter, best bm25 match first (newest first
         without keywords).
 
-        `from_addr` / `to_addr` match an address exactly when they contain "@", otherwise a substring of the
-        address or display name. `sent_after` is inclusive and `sent_before` exclusive (UTC date or datetime
-        text). `visible_until` hides everything sent later, and all undated mail.
+        `from_addr` / `to_addr`: see `query.PeopleFilter` (an exact address, or words of a name or address in
+        any order). `sent_after` is inclusive and `sent_before` exclusive, `visible_until` inclusive: store
+        UTC text (`query.utc_cutoff` makes it from agent input). `visible_until` hides everything sent later,
+        and all undated mail. Any str is accepted; snippets cost a bounded time whatever the body's size.
         """
         where = ["m.inbox = ?"]
-        params: list[object] = [inbox]
-        if from_addr:
-            if "@" in from_addr:
+        params: list[object] = [clean_text(inbox)]
+        people: list[str] = []
+        for text, column in ((from_addr, "sender"), (to_addr, "recipients")):
+            if not text:
+                continue
+            wanted = PeopleFilter(text)
+            if wanted.address is not None and column == "sender":
                 where.append("m.sender = ?")
-                params.append(from_addr.strip().lower())
-            else:
-                where.append("(m.sender LIKE ? OR m.sender_name LIKE ?)")
-                params += [f"%{from_addr.strip()}%"] * 2
-        if to_addr:
-            if "@" in to_addr:
+                params.append(wanted.address)
+            elif wanted.address is not None:
                 where.append("m.id IN (SELECT message_key FROM recipients WHERE address = ?)")
-                params.append(to_addr.strip().lower())
+                params.append(wanted.address)
+            elif wanted.match is None:
+                return []  # no letters or digits: names nobody
             else:
-                where.append("m.id IN (SELECT message_key FROM recipients WHERE address LIKE ? OR name LIKE ?)")
-                params += [f"%{to_addr.strip()}%"] * 2
+                people.append(wanted.column_match(column) or "")
+        if people:
+            where.append("m.id IN (SELECT rowid FROM people_fts WHERE people_fts MATCH ?)")
+            params.append(" AND ".join(people))
         if sent_after or sent_before or visible_until:
             where.append("m.date IS NOT NULL")
-        if sent_after:
-            where.append("m.date >= ?")
-            params.append(sent_after)
-        if sent_before:
-            where.append("m.date < ?")
-            params.append(sent_before)
-        if visible_until:
-            where.append("m.date <= ?")
-            params.append(visible_until)
+        for bound, op in ((sent_after, ">="), (sent_before, "<"), (visible_until, "<=")):
+            if bound:
+                where.append(f"m.date {op} ?")
+                params.append(clean_text(bound))
         match = fts_query(keywords)
         if not match:
             rows = self.conn.execute(
@@ -287,7 +377,8 @@ class MailStore:
             ).fetchall()
             return [SearchHit(r[0], r[1] or "", r[2], r[3], " ".join(r[4].split())) for r in rows]
         # CROSS JOIN keeps the full-text index as the outer loop: left to itself the planner may walk the
-        # date index and re-run the MATCH for every message. Snippets are made only for the rows returned.
+        # date index and re-run the MATCH for every message. Snippets are made only for the rows returned,
+        # on a bounded window of each body (SnippetMaker), never by FTS5 over the whole body.
         ranked = self.conn.execute(
             "SELECT m.id, m.message_id, m.date, m.sender, m.subject "
             "FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid "
@@ -298,20 +389,19 @@ class MailStore:
         if not ranked:
             return []
         marks = ",".join("?" * len(ranked))
-        snippets = dict(self.conn.execute(
-            "SELECT rowid, snippet(messages_fts, 1, '[', ']', '…', 16) FROM messages_fts "
-            f"WHERE messages_fts MATCH ? AND rowid IN ({marks})", [match, *(r[0] for r in ranked)],
-        ).fetchall())
-        return [SearchHit(r[1], r[2] or "", r[3], r[4], " ".join(snippets[r[0]].split())) for r in ranked]
+        bodies = dict(self.conn.execute(f"SELECT id, body FROM messages WHERE id IN ({marks})",
+                                        [r[0] for r in ranked]).fetchall())
+        snippets = self._snippets.snippets(match, bodies)
+        return [SearchHit(r[1], r[2] or "", r[3], r[4], snippets[r[0]]) for r in ranked]
 
     def read(self, inbox: str, message_id: str, visible_until: str | None = None) -> StoredMessage | None:
         """One message of `inbox`, or None if there is none with that id (or it is later than `visible_until`)."""
         sql = ("SELECT id, message_id, subject, sender, sender_name, date, body, attachments FROM messages "
                "WHERE inbox = ? AND message_id = ?")
-        params: list[object] = [inbox, normalize_message_id(message_id)]
+        params: list[object] = [clean_text(inbox), normalize_message_id(message_id)]
         if visible_until is not None:
             sql += " AND date IS NOT NULL AND date <= ?"
-            params.append(visible_until)
+            params.append(clean_text(visible_until))
         row = self.conn.execute(sql, params).fetchone()
         if row is None:
             return None

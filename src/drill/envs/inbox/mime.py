@@ -1,0 +1,290 @@
+"""One raw RFC 822 message to a `MailRecord`: headers, body text, charsets, forwarded messages, attachments.
+
+Parsing uses `email` with `email.policy.default` (parsed headers memoized). The body keeps every piece of
+readable text once:
+
+* the MIME tree is walked part by part (never with `Message.walk()`, which would also walk into forwarded
+  messages and repeat them): every inline text part is kept, in order (a multipart whose boundary is missing
+  is read as plain text); HTML is turned
+  into text by `inscriptis` (table cells stay apart, `<head>`/`<script>`/`<style>` dropped, unclosed tags
+  tolerated);
+* of a multipart/alternative, the text/plain version is kept unless it is a placeholder ("This message is
+  in HTML format"): fewer than half the distinct words of the richest other version, which is kept instead;
+* a forwarded message (message/rfc822) becomes a `---------- Forwarded message ----------` block with its
+  From/Date/Subject/To and its own body, once, however deep the nesting;
+* parts with `Content-Disposition: attachment` and non-text parts are attachments: their names are kept.
+
+Charsets (`decode_text`): ASCII is ASCII; non-ASCII bytes that are valid UTF-8 are UTF-8 whatever the label
+says (UTF-8 labelled iso-8859-1 is common, and valid UTF-8 by accident is not); a legacy label is read as its
+superset, as browsers do (WHATWG encoding labels: latin-1/ASCII as cp1252, gb2312/GBK as GB18030, EUC-KR as
+cp949, Shift_JIS as cp932, Big5 as Big5-HKSCS); an unknown label, none, or bytes the label cannot decode go to
+`charset-normalizer`, preferring cp1252 among its equally good guesses; as a last resort, cp1252 with
+replacement characters. Decoding never fails.
+
+Enron-style headers: `From:` often holds a bare address with the name only in `X-From:`; the X-From name
+becomes the display name, and X-From/X-To/X-cc/X-bcc names are kept as aliases the address filters match.
+Dates are stored as zero-padded UTC text; a missing or unparseable Date is NULL.
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import hashlib
+import re
+from email import policy
+from email.errors import HeaderParseError, MessageError
+from email.header import decode_header
+from email.message import EmailMessage, Message
+from email.parser import BytesParser
+from email.policy import EmailPolicy
+from email.utils import getaddresses, parsedate_to_datetime
+from typing import Any
+
+from charset_normalizer import from_bytes
+from inscriptis import get_text
+
+from drill.envs.inbox.query import utc_text
+from drill.envs.inbox.store import MailRecord, Recipient, normalize_message_id
+
+__all__ = ["CorruptMessage", "decode_text", "html_to_text", "parse_message"]
+
+MAX_FORWARD_DEPTH = 20
+"""Forwarded messages nested deeper than this keep their headers only (a guard against pathological input)."""
+
+
+class _MemoizedPolicy(EmailPolicy):
+    """`email.policy.default`, except that a parsed header is memoized by (name, raw value).
+
+    EmailMessage re-parses a header through the header registry on every access (get_body alone reads
+    Content-Type several times per part), and header objects are immutable, so sharing them is safe.
+    """
+
+    def header_fetch_parse(self, name: str, value: str) -> Any:
+        return _fetch_header(name, value)
+
+
+@functools.lru_cache(maxsize=8192)
+def _fetch_header(name: str, value: str) -> Any:
+    return policy.default.header_fetch_parse(name, value)
+
+
+_PARSER = BytesParser(policy=_MemoizedPolicy())
+_MAIL_HEADERS = ("from", "to", "subject", "date", "message-id", "cc", "sender", "received")
+_HEADER_ERRORS = (HeaderParseError, MessageError, IndexError, ValueError, TypeError, AttributeError, LookupError)
+_SUPERSETS = {"ascii": "cp1252", "iso8859-1": "cp1252", "gb2312": "gb18030", "gbk": "gb18030", "euc_kr": "cp949",
+              "shift_jis": "cp932", "big5": "big5hkscs", "iso8859-9": "cp1254", "tis-620": "cp874",
+              "iso8859-11": "cp874"}
+_NOT_ASCII_COMPATIBLE = ("utf_16", "utf_32", "utf_7", "cp037", "cp500", "cp1140")
+_ANGLE_PART = re.compile(r"<[^<>]*>")  # Exchange paths in X-From/X-To: "Allen, Phillip K </O=ENRON/OU=NA/...>"
+
+
+class CorruptMessage(ValueError):
+    """A source that cannot be read as an email. The message is the reason shown in the ingest summary."""
+
+
+# -- text --------------------------------------------------------------------------------------------
+
+
+def _codec(label: str | None) -> str | None:
+    if not label:
+        return None
+    try:
+        name = codecs.lookup(label.strip().strip('"').strip("'")).name
+    except (LookupError, ValueError):
+        return None
+    return _SUPERSETS.get(name, name)
+
+
+def decode_text(payload: bytes, label: str | None) -> str:
+    """Bytes with a declared charset (possibly wrong, unknown or missing) as text; see the module doc."""
+    if payload.isascii():
+        return payload.decode("ascii")
+    codec = _codec(label)
+    if codec is None or not codec.startswith(_NOT_ASCII_COMPATIBLE):
+        try:
+            return payload.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    if codec is not None:
+        try:
+            return payload.decode(codec)
+        except UnicodeDecodeError:
+            pass
+    matches = list(from_bytes(payload))
+    if matches:
+        least = min(m.chaos for m in matches)
+        tied = [m for m in matches if m.chaos <= least]
+        chosen = next((m for m in tied if m.encoding == "cp1252"), tied[0])
+        return str(chosen)
+    return payload.decode("cp1252", errors="replace")
+
+
+def html_to_text(html: str) -> str:
+    """Readable text of an HTML body: one line per block, cells and list items apart, blank lines dropped."""
+    try:
+        text = get_text(html)
+    except (ValueError, TypeError):  # lxml refuses a few oddities (an encoding declaration in a str)
+        text = get_text(html.encode("utf-8", "replace").decode("ascii", "ignore"))
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def _part_text(part: Message) -> str:
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return ""
+    text = decode_text(payload, part.get_content_charset())
+    if part.get_content_type() == "text/html":
+        text = html_to_text(text)
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").strip()
+
+
+# -- headers -----------------------------------------------------------------------------------------
+
+
+def _decoded(value: str) -> str:
+    """A raw header value as text: RFC 2047 encoded words decoded, raw 8-bit bytes decoded like bodies."""
+    if any("\udc80" <= c <= "\udcff" for c in value):  # undeclared 8-bit bytes, kept by the parser as surrogates
+        value = decode_text(value.encode("ascii", "surrogateescape"), None)
+    if "=?" in value:
+        try:
+            parts = decode_header(value)
+        except _HEADER_ERRORS:
+            parts = [(value, None)]
+        value = "".join(decode_text(p, charset) if isinstance(p, bytes) else p for p, charset in parts)
+    return " ".join(value.split())
+
+
+def _headers(msg: Message) -> dict[str, list[str]]:
+    """Raw header values by lower-cased name. Read raw rather than through policy.default's header registry:
+    the registry re-parses a header on every access and rejects some real-world values; these few headers
+    are decoded here instead (`_decoded`, `getaddresses`, `parsedate_to_datetime`)."""
+    found: dict[str, list[str]] = {}
+    for name, value in msg.raw_items():
+        found.setdefault(name.lower(), []).append(str(value))
+    return found
+
+
+def _header_text(headers: dict[str, list[str]], name: str) -> str:
+    return ", ".join(_decoded(v) for v in headers.get(name, [])).strip()
+
+
+def _addresses(headers: dict[str, list[str]], name: str) -> list[tuple[str, str]]:
+    values = headers.get(name, [])
+    return [(_decoded(n), a.strip().lower()) for n, a in getaddresses(values) if a.strip() and "@" in a]
+
+
+def _x_names(headers: dict[str, list[str]], name: str) -> str:
+    """An Enron X-From/X-To/X-cc value without its Exchange paths (`<...>`)."""
+    return " ".join(_ANGLE_PART.sub(" ", _header_text(headers, name)).split()).strip(" ,")
+
+
+def _utc_date(text: str) -> str | None:
+    if not text:
+        return None
+    try:
+        return utc_text(parsedate_to_datetime(text))
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+# -- body --------------------------------------------------------------------------------------------
+
+
+def _words(text: str) -> int:
+    return len(set(text.lower().split()))
+
+
+def _alternative(parts: list[tuple[list[str], list[str]]], types: list[str]) -> tuple[list[str], list[str]]:
+    """Of a multipart/alternative's versions, the text/plain one unless it is a placeholder."""
+    sizes = [_words("\n".join(texts)) for texts, _ in parts]
+    richest = max(range(len(parts)), key=lambda i: sizes[i])
+    plain = next((i for i, t in enumerate(types) if t == "text/plain"), None)
+    if plain is not None and sizes[plain] * 2 >= sizes[richest]:
+        return parts[plain]
+    return parts[richest]
+
+
+def _content(part: Message, depth: int) -> tuple[list[str], list[str]]:
+    """(text blocks, attachment names) of one MIME part and everything under it, each exactly once."""
+    ctype = part.get_content_type()
+    if ctype == "message/rfc822":
+        inner = part.get_payload()
+        inner_msg = inner[0] if isinstance(inner, list) and inner else None
+        if not isinstance(inner_msg, Message):
+            return [], []
+        return _forwarded(inner_msg, depth + 1)
+    if part.is_multipart():
+        children = [c for c in part.get_payload() if isinstance(c, Message)]
+        results = [_content(child, depth) for child in children]
+        if ctype == "multipart/alternative" and results:
+            return _alternative(results, [c.get_content_type() for c in children])
+        return [t for texts, _ in results for t in texts], [a for _, names in results for a in names]
+    filename = part.get_filename()
+    readable = ctype.startswith("text/") or ctype.startswith("multipart/")  # a multipart without a boundary
+    if readable and part.get_content_disposition() != "attachment":
+        text = _part_text(part)
+        return ([text] if text else []), []
+    return [], ([_decoded(str(filename))] if filename else [])
+
+
+def _forwarded(msg: Message, depth: int) -> tuple[list[str], list[str]]:
+    headers = _headers(msg)
+    lines = ["---------- Forwarded message ----------"]
+    for name in ("From", "Date", "Subject", "To"):
+        value = _header_text(headers, name.lower())
+        if value:
+            lines.append(f"{name}: {value}")
+    if depth > MAX_FORWARD_DEPTH:
+        return ["\n".join(lines)], []
+    texts, attachments = _content(msg, depth)
+    return ["\n".join(lines) + "\n\n" + "\n\n".join(texts)], attachments
+
+
+def parse_message(raw: bytes) -> MailRecord:
+    """Parse one RFC 822 message. Raises CorruptMessage if it is empty or has no mail headers at all.
+
+    A leading mbox envelope line (`From - Mon Jan 1 ...`, as some maildir tools write) is not a header and
+    is ignored.
+    """
+    if not raw.strip():
+        raise CorruptMessage("empty: the file has no content")
+    source_hash = hashlib.sha256(raw).hexdigest()
+    try:
+        msg = _PARSER.parsebytes(raw)
+    except _HEADER_ERRORS as exc:
+        raise CorruptMessage(f"unparseable: {exc}") from exc
+    if not isinstance(msg, EmailMessage):
+        raise CorruptMessage("not an email: the parser returned no message")
+    headers = _headers(msg)
+    if not headers.keys() & set(_MAIL_HEADERS):
+        raise CorruptMessage("no mail headers: none of From/To/Subject/Date/Message-ID found")
+    id_header = _header_text(headers, "message-id").split()
+    message_id = normalize_message_id(id_header[0]) if id_header else ""
+    if not message_id:
+        message_id = f"{source_hash[:32]}@drill.generated"
+    senders = _addresses(headers, "from") or _addresses(headers, "sender")
+    sender_name, sender = senders[0] if senders else ("", "")
+    x_from = _x_names(headers, "x-from")
+    if x_from and not sender_name and "@" not in x_from:
+        sender_name = x_from
+    recipients = tuple(Recipient(address=a, name=n, kind=kind)
+                       for kind in ("to", "cc", "bcc") for n, a in _addresses(headers, kind))
+    try:
+        texts, attachments = _content(msg, 0)
+    except _HEADER_ERRORS as exc:
+        raise CorruptMessage(f"unreadable MIME structure: {exc}") from exc
+    return MailRecord(
+        message_id=message_id,
+        subject=_header_text(headers, "subject"),
+        sender=sender,
+        sender_name=sender_name,
+        date=_utc_date(_header_text(headers, "date")),
+        body="\n\n".join(texts),
+        recipients=recipients,
+        attachments=tuple(dict.fromkeys(attachments)),
+        source_hash=source_hash,
+        sender_aliases=tuple(a for a in (x_from,) if a and a != sender_name),
+        recipient_aliases=tuple(a for a in (_x_names(headers, n) for n in ("x-to", "x-cc", "x-bcc")) if a),
+    )
