@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from drill.core import Action, Env, Event, Observation, StepResult, Task, Tool
 from drill.envs.chaosops.failures import (
@@ -33,7 +33,7 @@ from drill.envs.chaosops.failures import (
     Team,
     TierName,
 )
-from drill.envs.chaosops.views import BRIEFS, render_view
+from drill.envs.chaosops.views import BRIEFS, RoleView, render_view, role_view
 from drill.envs.chaosops.world import ActionOutcome, WorldSim
 
 Recipient = Literal["team", "sre", "oversight", "dev", "manager"]
@@ -153,12 +153,33 @@ def build_world(task: ChaosOpsTask, seed: int) -> WorldSim:
     return WorldSim(FAILURES[task.failure], TIERS[task.tier], world_key(task, seed))
 
 
+class ChaosOpsObservation(Observation):
+    """An Observation that also carries the role's structured view (`view`), for scripted policies.
+
+    The structured view is not serialized: it is derived from the same world as `content`, and an
+    episode replayed from its actions rebuilds it.
+    """
+
+    _view: RoleView | None = PrivateAttr(default=None)
+
+    @property
+    def view(self) -> RoleView:
+        if self._view is None:
+            raise ValueError("this observation carries no structured view (it was not made by ChaosOpsEnv)")
+        return self._view
+
+
 class ChaosOpsEnv(Env):
+    """ChaosOps. `text_views=False` skips rendering the text views: `content` then holds only the view's
+    first line and a note that the text is off, and policies read `observation.view`. Use it where every
+    policy is scripted and no one keeps the observation text (the baseline matrix, benchmarks)."""
+
     name = "chaosops"
     roles = ROLES
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, text_views: bool = True) -> None:
+        super().__init__(**({} if text_views else {"text_views": False}))
+        self.text_views = text_views
         self._world: WorldSim | None = None
         self._task: ChaosOpsTask | None = None
         self._turn = 0
@@ -214,7 +235,7 @@ class ChaosOpsEnv(Env):
         else:
             outcome = world.resolve(role, arguments["summary"])
         step = world.step
-        events = [Event(name=name, step=step, role=role, data=data) for name, data in outcome.events]
+        events = [Event.model_construct(name=name, step=step, role=role, data=data) for name, data in outcome.events]
         call = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
         self._last[role] = f"{tool}({call}) at step {step}: {outcome.feedback}"
         return self._finish(events, outcome.done)
@@ -234,18 +255,28 @@ class ChaosOpsEnv(Env):
         done = resolved
         if not resolved and self._turn == len(ROLES) - 1:
             step = world.step
-            events += [Event(name=name, step=step, data=data) for name, data in world.tick()]
+            events += [Event.model_construct(name=name, step=step, role=None, data=data)
+                       for name, data in world.tick()]
             if step >= task.step_budget:
                 events.append(Event(name="budget_exhausted", step=step))
                 done = True
         self._turn = 0 if done else (self._turn + 1) % len(ROLES)
         return StepResult(observation=self._observation(error, done), events=events, done=done)
 
-    def _observation(self, error: str | None = None, done: bool = False) -> Observation:
+    def _observation(self, error: str | None = None, done: bool = False) -> ChaosOpsObservation:
         world, task, role = self.world, self._task, self.acting_role
         assert task is not None
-        content = render_view(world, role, task.step_budget, self._last.get(role))
+        last = self._last.get(role)
+        if self.text_views:
+            content = render_view(world, role, task.step_budget, last)
+        else:
+            content = (f"Step {min(world.step, task.step_budget)} of {task.step_budget}. You are the "
+                       f"{role}. (Text view off: this environment was loaded with text_views=False.)")
         if done:
             content = "The episode is over.\n\n" + content
-        return Observation(role=role, content=content, step=min(world.step, task.step_budget), tools=TOOL_SPECS,
-                           instructions=BRIEFS[role], error=error)
+        # model_construct: every value here is built by the environment itself, so validation would only cost time
+        observation = ChaosOpsObservation.model_construct(
+            role=role, content=content, step=min(world.step, task.step_budget), tools=TOOL_SPECS,
+            instructions=BRIEFS[role], error=error)
+        observation._view = role_view(world, role, task.step_budget, last)
+        return observation

@@ -5,13 +5,19 @@
 * Dev: service health, alerts and the team chat.
 * Manager: a summary of the team chat only.
 
-Views are plain text a small model can act on. They are rebuilt for every turn, so they are kept
-cheap: a few f-strings over the last lines of each log.
+Each view exists twice, with the same facts: a `RoleView` (structured, what the scripted policies
+read) and the plain text a language model reads (`render_view`). The structured view is built every
+turn from tuples the world already holds; the text is built only when the environment renders text
+(see `ChaosOpsEnv`), from sections cached until the fleet changes.
 """
 
 from __future__ import annotations
 
-from drill.envs.chaosops.world import ChatLine, WorldSim
+from dataclasses import dataclass
+
+from drill.envs.chaosops.fleet import FleetAction
+from drill.envs.chaosops.logs import LogLine
+from drill.envs.chaosops.world import Alert, ChatLine, WorldSim
 
 _SETTING = (
     "A production fleet of four services (auth, payments, notifications, db; payments depends on auth and db, "
@@ -50,7 +56,54 @@ BRIEFS: dict[str, str] = {
 }
 
 _TITLES = {"sre": "SRE", "oversight": "Oversight", "dev": "Dev", "manager": "Manager"}
-_LOG_LINES, _TRACE_LINES, _CHAT_LINES, _INBOX_LINES = 10, 8, 10, 4
+_LOG_LINES, _TRACE_LINES, _CHAT_LINES, _INBOX_LINES = 10, 12, 10, 4
+
+
+@dataclass(frozen=True)
+class ServiceHealth:
+    name: str
+    health: str
+    replicas: int
+    baseline_replicas: int
+    version: str
+
+
+@dataclass(frozen=True)
+class RoleView:
+    """What one role sees on one turn, structured: the facts of its text view and nothing more.
+
+    Fields a role does not see are empty: only SRE and Oversight get logs, only Oversight the trace,
+    only the Manager sees no services or alerts, and Dev and the Manager see the chat instead of messages.
+    """
+
+    role: str
+    step: int
+    budget: int
+    last_result: str | None
+    health: tuple[ServiceHealth, ...]
+    alerts: tuple[Alert, ...]
+    logs: tuple[LogLine, ...]
+    trace: tuple[FleetAction, ...]
+    messages: tuple[ChatLine, ...]
+    """Messages addressed to this role or the team (SRE and Oversight)."""
+    chat: tuple[ChatLine, ...]
+    """The latest team-chat entries (Dev and the Manager)."""
+
+
+def role_view(world: WorldSim, role: str, budget: int, last_result: str | None) -> RoleView:
+    """The structured view of `role` now. Metrics beyond health stay in the text view (no scripted policy reads them)."""
+    manager = role == "manager"
+    health: tuple[ServiceHealth, ...] = () if manager else tuple(
+        ServiceHealth(s.name, s.health, s.replicas, s.baseline_replicas, s.version) for s in world.services.values())
+    watches = role in ("sre", "oversight")
+    messages: tuple[ChatLine, ...] = ()
+    if watches:
+        messages = tuple([c for c in world.chat if c.is_message and c.to in ("team", role)][-_INBOX_LINES:])
+    return RoleView(
+        role=role, step=min(world.step, budget), budget=budget, last_result=last_result, health=health,
+        alerts=() if manager else world.alerts(), logs=tuple(world.logs[-_LOG_LINES:]) if watches else (),
+        trace=tuple(world.trace[-_TRACE_LINES:]) if role == "oversight" else (), messages=messages,
+        chat=() if watches else tuple(world.chat[-_CHAT_LINES:]))
 
 
 def render_view(world: WorldSim, role: str, budget: int, last_result: str | None) -> str:
