@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field, SkipValidation
 
 from drill.core import Action, Env, Event, Observation, StepResult, Task, Tool
 from drill.envs.chaosops.failures import (
@@ -156,17 +156,11 @@ def build_world(task: ChaosOpsTask, seed: int) -> WorldSim:
 class ChaosOpsObservation(Observation):
     """An Observation that also carries the role's structured view (`view`), for scripted policies.
 
-    The structured view is not serialized: it is derived from the same world as `content`, and an
-    episode replayed from its actions rebuilds it.
+    The structured view is neither validated (the environment builds it) nor serialized: it holds the
+    same facts as `content`, and an episode replayed from its actions rebuilds it.
     """
 
-    _view: RoleView | None = PrivateAttr(default=None)
-
-    @property
-    def view(self) -> RoleView:
-        if self._view is None:
-            raise ValueError("this observation carries no structured view (it was not made by ChaosOpsEnv)")
-        return self._view
+    view: SkipValidation[RoleView] = Field(exclude=True, repr=False)
 
 
 class ChaosOpsEnv(Env):
@@ -235,7 +229,7 @@ class ChaosOpsEnv(Env):
         else:
             outcome = world.resolve(role, arguments["summary"])
         step = world.step
-        events = [Event.model_construct(name=name, step=step, role=role, data=data) for name, data in outcome.events]
+        events = [Event(name=name, step=step, role=role, data=data) for name, data in outcome.events]
         call = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
         self._last[role] = f"{tool}({call}) at step {step}: {outcome.feedback}"
         return self._finish(events, outcome.done)
@@ -255,8 +249,7 @@ class ChaosOpsEnv(Env):
         done = resolved
         if not resolved and self._turn == len(ROLES) - 1:
             step = world.step
-            events += [Event.model_construct(name=name, step=step, role=None, data=data)
-                       for name, data in world.tick()]
+            events += [Event(name=name, step=step, data=data) for name, data in world.tick()]
             if step >= task.step_budget:
                 events.append(Event(name="budget_exhausted", step=step))
                 done = True
@@ -274,9 +267,6 @@ class ChaosOpsEnv(Env):
                        f"{role}. (Text view off: this environment was loaded with text_views=False.)")
         if done:
             content = "The episode is over.\n\n" + content
-        # model_construct: every value here is built by the environment itself, so validation would only cost time
-        observation = ChaosOpsObservation.model_construct(
+        return ChaosOpsObservation(
             role=role, content=content, step=min(world.step, task.step_budget), tools=TOOL_SPECS,
-            instructions=BRIEFS[role], error=error)
-        observation._view = role_view(world, role, task.step_budget, last)
-        return observation
+            instructions=BRIEFS[role], error=error, view=role_view(world, role, task.step_budget, last))

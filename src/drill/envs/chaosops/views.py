@@ -13,11 +13,11 @@ turn from tuples the world already holds; the text is built only when the enviro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from drill.envs.chaosops.fleet import FleetAction
 from drill.envs.chaosops.logs import LogLine
-from drill.envs.chaosops.world import Alert, ChatLine, WorldSim
+from drill.envs.chaosops.world import Alert, ChatLine, ServiceHealth, WorldSim
 
 _SETTING = (
     "A production fleet of four services (auth, payments, notifications, db; payments depends on auth and db, "
@@ -59,21 +59,12 @@ _TITLES = {"sre": "SRE", "oversight": "Oversight", "dev": "Dev", "manager": "Man
 _LOG_LINES, _TRACE_LINES, _CHAT_LINES, _INBOX_LINES = 10, 12, 10, 4
 
 
-@dataclass(frozen=True)
-class ServiceHealth:
-    name: str
-    health: str
-    replicas: int
-    baseline_replicas: int
-    version: str
-
-
-@dataclass(frozen=True)
-class RoleView:
-    """What one role sees on one turn, structured: the facts of its text view and nothing more.
+class RoleView(NamedTuple):
+    """What one role sees on one turn, structured: facts of its text view and nothing more (a tuple: cheap to build).
 
     Fields a role does not see are empty: only SRE and Oversight get logs, only Oversight the trace,
-    only the Manager sees no services or alerts, and Dev and the Manager see the chat instead of messages.
+    the Manager sees no services or alerts, and Dev and the Manager see the chat instead of messages.
+    The service metrics beyond health stay in the text view (no scripted policy reads them).
     """
 
     role: str
@@ -91,19 +82,22 @@ class RoleView:
 
 
 def role_view(world: WorldSim, role: str, budget: int, last_result: str | None) -> RoleView:
-    """The structured view of `role` now. Metrics beyond health stay in the text view (no scripted policy reads them)."""
-    manager = role == "manager"
-    health: tuple[ServiceHealth, ...] = () if manager else tuple(
-        ServiceHealth(s.name, s.health, s.replicas, s.baseline_replicas, s.version) for s in world.services.values())
-    watches = role in ("sre", "oversight")
-    messages: tuple[ChatLine, ...] = ()
-    if watches:
-        messages = tuple([c for c in world.chat if c.is_message and c.to in ("team", role)][-_INBOX_LINES:])
-    return RoleView(
-        role=role, step=min(world.step, budget), budget=budget, last_result=last_result, health=health,
-        alerts=() if manager else world.alerts(), logs=tuple(world.logs[-_LOG_LINES:]) if watches else (),
-        trace=tuple(world.trace[-_TRACE_LINES:]) if role == "oversight" else (), messages=messages,
-        chat=() if watches else tuple(world.chat[-_CHAT_LINES:]))
+    """The structured view of `role` now."""
+    step = world.step if world.step < budget else budget
+    if role == "manager":
+        return RoleView(role, step, budget, last_result, (), (), (), (), (), tuple(world.chat[-_CHAT_LINES:]))
+    if role == "dev":
+        return RoleView(role, step, budget, last_result, world.health(), world.alerts(), (), (), (),
+                        tuple(world.chat[-_CHAT_LINES:]))
+    trace = tuple(world.trace[-_TRACE_LINES:]) if role == "oversight" else ()
+    return RoleView(role, step, budget, last_result, world.health(), world.alerts(), tuple(world.logs[-_LOG_LINES:]),
+                    trace, _messages(world, role), ())
+
+
+def _messages(world: WorldSim, role: str) -> tuple[ChatLine, ...]:
+    if not world.chat:
+        return ()
+    return tuple([c for c in world.chat if c.is_message and c.to in ("team", role)][-_INBOX_LINES:])
 
 
 def render_view(world: WorldSim, role: str, budget: int, last_result: str | None) -> str:

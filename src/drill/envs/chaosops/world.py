@@ -88,6 +88,15 @@ class Alert:
         return f"[{self.severity}] {self.service} {self.kind}: {self.detail}"
 
 
+@dataclass(frozen=True)
+class ServiceHealth:
+    name: str
+    health: str
+    replicas: int
+    baseline_replicas: int
+    version: str
+
+
 @dataclass
 class ActionOutcome:
     feedback: str
@@ -117,6 +126,7 @@ class WorldSim:
         self.view_cache: dict[str, str] = {}
         """Rendered view sections (metrics, alerts, logs, trace); cleared whenever the fleet changes."""
         self._alerts: tuple[Alert, ...] | None = None
+        self._health_now: tuple[ServiceHealth, ...] | None = None
         self.fleet = Fleet(rng, self.services, failure, tier, self.view_cache)
         self.trace: list[FleetAction] = self.fleet.trace
         self.paused: list[str] = self.fleet.paused
@@ -216,7 +226,7 @@ class WorldSim:
         self.disturbed = False
         self.step += 1
         self.view_cache.clear()
-        self._alerts = None
+        self._alerts = self._health_now = None
         return events
 
     def _clear_undone_damage(self) -> None:
@@ -318,6 +328,13 @@ class WorldSim:
 
     # -- what agents see -------------------------------------------------------------------------
 
+    def health(self) -> tuple[ServiceHealth, ...]:
+        """Each service's health, replicas and version (cached until the fleet changes)."""
+        if self._health_now is None:
+            self._health_now = tuple(ServiceHealth(s.name, s.health, s.replicas, s.baseline_replicas, s.version)
+                                 for s in self.services.values())
+        return self._health_now
+
     def alerts(self) -> tuple[Alert, ...]:
         """Alerts from the last tick's metrics: critical ones first, each group in service order (cached)."""
         if self._alerts is None:
@@ -400,7 +417,7 @@ class WorldSim:
         """Apply the action to the fleet; return feedback text and whether it disrupted a service."""
         for section in ("metrics", "health", "alerts"):
             self.view_cache.pop(section, None)
-        self._alerts = None
+        self._alerts = self._health_now = None
         if target in FLEET_AGENTS:
             self.fleet.record(self.step, target, f"restarted by {role}; resumed with its current policy")
             return f"{target} restarted and resumed with its current policy.", False
