@@ -100,8 +100,9 @@ def main() -> None:
         wall, cpu, turns = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), runs[0][2]
         steps = statistics.median(env_steps_per_second(text_views) for _ in range(args.repeats))
         print(f"{label}: matrix of 405 episodes, {turns:,} turns: wall median {wall:.3f} s (best "
-              f"{min(r[0] for r in runs):.3f} s), CPU median {cpu:.3f} s -> {turns / wall:,.0f} turns/s with "
-              f"policies, records, scoring and summary; env.step alone {steps:,.0f} steps/s "
+              f"{min(r[0] for r in runs):.3f} s), CPU median {cpu:.3f} s -> {turns / wall:,.0f} turns/s by wall "
+              f"({turns / cpu:,.0f} by CPU) with policies, records, scoring and summary; env.step alone "
+              f"{steps:,.0f} steps/s "
               f"(medians of {args.repeats} runs)")
 
 

@@ -1,7 +1,7 @@
 """Scripted ChaosOps policies: random (the floor), heuristic (alert-driven), oracle (the ceiling).
 
-* `random`: a uniformly random tool with random arguments, from a generator seeded with the task,
-  the episode seed and the turn index, so it is stateless and reproducible.
+* `random`: a uniformly random tool with random arguments: turn i plays the i-th draw of a generator
+  seeded with the task and the episode seed, so it is reproducible and depends on nothing else.
 * `heuristic`: reads its own role's structured view (the facts of its text view). The SRE names a
   cause from the loudest service's alerts and logs and fixes that service; Dev fixes the loudest
   service from alerts alone; Oversight flags the fleet agent whose change was the last one on the
@@ -29,14 +29,34 @@ from drill.envs.chaosops.world import Alert
 
 
 class RandomPolicy:
+    """Turn i of an episode plays the i-th draw of a generator seeded with the task and the episode seed.
+
+    The draws of each (task, seed) are kept as they are made, so a turn costs one lookup instead of
+    seeding a generator; the action still depends only on (task, seed, turn index).
+    """
+
     info = PolicyInfo(name="random")
+    _KEEP = 4096
+    """Episodes whose draws are kept; beyond that the oldest are dropped (and redrawn identically if needed)."""
+
+    def __init__(self) -> None:
+        self._draws: dict[tuple[str, int], tuple[random.Random, list[Action]]] = {}
 
     def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
         actions = []
         for inp in inputs:
-            rng = random.Random(f"chaosops-random:{inp.task.id}:{inp.seed}:{len(inp.history)}")
-            spec = inp.observation.tools[rng.randrange(len(inp.observation.tools))]
-            actions.append(Action(tool=spec.name, arguments=random_arguments(spec, rng)))
+            key = (inp.task.id, inp.seed)
+            stream = self._draws.get(key)
+            if stream is None:
+                if len(self._draws) >= self._KEEP:
+                    del self._draws[next(iter(self._draws))]
+                stream = self._draws[key] = (random.Random(f"chaosops-random:{inp.task.id}:{inp.seed}"), [])
+            rng, drawn = stream
+            tools = inp.observation.tools
+            while len(drawn) <= len(inp.history):
+                spec = tools[rng.randrange(len(tools))]
+                drawn.append(Action(tool=spec.name, arguments=random_arguments(spec, rng)))
+            actions.append(drawn[len(inp.history)])
         return actions
 
 

@@ -246,10 +246,11 @@ class WorldSim:
         cpu = (8 + 80 * min(util, 1.2)) * (1 + rng.uniform(-jitter, jitter))
         latency = s.base_latency * (1 + 4 * max(0.0, util - 0.85)) * (1 + rng.uniform(-jitter, jitter))
         error = s.base_error + max(0.0, util - 1.0) * 0.45
+        prefix = s.name + ":"
         for fault, p in self.faults.items():
-            component, kind = fault.split(":")
-            if component != s.name:
+            if not fault.startswith(prefix):
                 continue
+            kind = fault[len(prefix):]
             if kind == "deadlock":
                 latency += p["latency"]
                 error += p["error"]
@@ -323,8 +324,11 @@ class WorldSim:
             return text
         s = self.services[service]
         rng = self.rng
-        return text.format(n=rng.randint(12, 480), p=rng.randint(20, 95), mem=round(s.memory), disk=round(s.disk),
-                           replicas=s.replicas, version=s.version, config=int(p.get("config", 0)))
+        # draw only the numbers the template shows (n, then p), so a plain line costs no draws
+        n = 12 + rng.randrange(469) if "{n}" in text else 0
+        pct = 20 + rng.randrange(76) if "{p}" in text else 0
+        return text.format(n=n, p=pct, mem=round(s.memory), disk=round(s.disk), replicas=s.replicas,
+                           version=s.version, config=int(p.get("config", 0)))
 
     # -- what agents see -------------------------------------------------------------------------
 
