@@ -33,7 +33,7 @@ from drill.envs.chaosops.failures import (
     Team,
     TierName,
 )
-from drill.envs.chaosops.views import BRIEFS, RoleView, render_view, role_view
+from drill.envs.chaosops.views import BRIEFS, LastResult, RoleView, render_view, role_view
 from drill.envs.chaosops.world import ActionOutcome, WorldSim
 
 Recipient = Literal["team", "sre", "oversight", "dev", "manager"]
@@ -177,7 +177,7 @@ class ChaosOpsEnv(Env):
         self._world: WorldSim | None = None
         self._task: ChaosOpsTask | None = None
         self._turn = 0
-        self._last: dict[str, str] = {}
+        self._last: dict[str, LastResult] = {}
 
     def tasks(self, split: str = "test") -> list[Task]:
         if split not in TASKS:
@@ -230,13 +230,12 @@ class ChaosOpsEnv(Env):
             outcome = world.resolve(role, arguments["summary"])
         step = world.step
         events = [Event(name=name, step=step, role=role, data=data) for name, data in outcome.events]
-        call = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
-        self._last[role] = f"{tool}({call}) at step {step}: {outcome.feedback}"
+        self._last[role] = LastResult(step, outcome.feedback, tool, arguments)
         return self._finish(events, outcome.done)
 
     def _reject(self, action: Action, message: str) -> StepResult:
         role, step = self.acting_role, self.world.step
-        self._last[role] = f"rejected at step {step}: {message}"
+        self._last[role] = LastResult(step, message)
         event = Event(name="invalid_action", step=step, role=role,
                       data={"tool": action.tool[:80], "reason": message[:300]})
         return self._finish([event], False, error=f"{role}'s action was rejected: {message}")

@@ -13,7 +13,7 @@ turn from tuples the world already holds; the text is built only when the enviro
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from drill.envs.chaosops.fleet import FleetAction
 from drill.envs.chaosops.logs import LogLine
@@ -59,6 +59,23 @@ _TITLES = {"sre": "SRE", "oversight": "Oversight", "dev": "Dev", "manager": "Man
 _LOG_LINES, _TRACE_LINES, _CHAT_LINES, _INBOX_LINES = 10, 12, 10, 4
 
 
+class LastResult(NamedTuple):
+    """The result of a role's own last action; `tool` is None when the action was rejected."""
+
+    step: int
+    feedback: str
+    """What the world answered, or why the action was rejected."""
+    tool: str | None = None
+    arguments: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        if self.tool is None:
+            return f"rejected at step {self.step}: {self.feedback}"
+        call = ", ".join(f"{k}={v!r}" for k, v in (self.arguments or {}).items())
+        return f"{self.tool}({call}) at step {self.step}: {self.feedback}"
+
+
 class RoleView(NamedTuple):
     """What one role sees on one turn, structured: facts of its text view and nothing more (a tuple: cheap to build).
 
@@ -70,7 +87,7 @@ class RoleView(NamedTuple):
     role: str
     step: int
     budget: int
-    last_result: str | None
+    last_result: LastResult | None
     health: tuple[ServiceHealth, ...]
     alerts: tuple[Alert, ...]
     logs: tuple[LogLine, ...]
@@ -81,7 +98,7 @@ class RoleView(NamedTuple):
     """The latest team-chat entries (Dev and the Manager)."""
 
 
-def role_view(world: WorldSim, role: str, budget: int, last_result: str | None) -> RoleView:
+def role_view(world: WorldSim, role: str, budget: int, last_result: LastResult | None) -> RoleView:
     """The structured view of `role` now."""
     step = world.step if world.step < budget else budget
     if role == "manager":
@@ -100,11 +117,11 @@ def _messages(world: WorldSim, role: str) -> tuple[ChatLine, ...]:
     return tuple([c for c in world.chat if c.is_message and c.to in ("team", role)][-_INBOX_LINES:])
 
 
-def render_view(world: WorldSim, role: str, budget: int, last_result: str | None) -> str:
+def render_view(world: WorldSim, role: str, budget: int, last_result: LastResult | None) -> str:
     step = min(world.step, budget)
     parts = [f"Step {step} of {budget}. You are the {_TITLES[role]}."]
-    if last_result:
-        parts.append(f"Your last action: {last_result}")
+    if last_result is not None:
+        parts.append(f"Your last action: {last_result.text}")
     if role in ("sre", "oversight"):
         parts.append(_cached(world, role))
         inbox = [c.line for c in world.chat if c.is_message and c.to in ("team", role)]

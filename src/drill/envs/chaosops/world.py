@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from drill.envs.chaosops.failures import FLEET_AGENTS, SERVICES, FailureType, TierSpec
 from drill.envs.chaosops.fleet import Fleet, FleetAction, ServiceState
@@ -60,8 +61,7 @@ class ChatLine:
         return self.line if len(self.line) <= 160 else self.line[:157] + "..."
 
 
-@dataclass(frozen=True)
-class Alert:
+class Alert(NamedTuple):
     severity: str
     service: str
     kind: str
@@ -88,8 +88,7 @@ class Alert:
         return f"[{self.severity}] {self.service} {self.kind}: {self.detail}"
 
 
-@dataclass(frozen=True)
-class ServiceHealth:
+class ServiceHealth(NamedTuple):
     name: str
     health: str
     replicas: int
