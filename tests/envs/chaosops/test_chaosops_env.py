@@ -46,6 +46,10 @@ def test_check_env_passes() -> None:
     check_env(chaosops.load())
 
 
+def test_check_env_passes_with_text_views_off() -> None:
+    check_env(chaosops.load(text_views=False), n_tasks=2, seeds=(0,))
+
+
 def test_tasks_cover_every_failure_and_tier_in_both_splits() -> None:
     env = chaosops.load()
     for split in ("test", "train"):
