@@ -112,9 +112,14 @@ def role_view(world: WorldSim, role: str, budget: int, last_result: LastResult |
 
 
 def _messages(world: WorldSim, role: str) -> tuple[ChatLine, ...]:
-    if not world.chat:
-        return ()
-    return tuple([c for c in world.chat if c.is_message and c.to in ("team", role)][-_INBOX_LINES:])
+    """The last messages to `role` or the team, oldest first (read from the end: most of the chat is older)."""
+    found: list[ChatLine] = []
+    for c in reversed(world.chat):
+        if c.is_message and c.to in ("team", role):
+            found.append(c)
+            if len(found) == _INBOX_LINES:
+                break
+    return tuple(reversed(found))
 
 
 def render_view(world: WorldSim, role: str, budget: int, last_result: LastResult | None) -> str:
@@ -124,8 +129,7 @@ def render_view(world: WorldSim, role: str, budget: int, last_result: LastResult
         parts.append(f"Your last action: {last_result.text}")
     if role in ("sre", "oversight"):
         parts.append(_cached(world, role))
-        inbox = [c.line for c in world.chat if c.is_message and c.to in ("team", role)]
-        parts.append(_section("Messages for you", inbox[-_INBOX_LINES:]))
+        parts.append(_section("Messages for you", [c.line for c in _messages(world, role)]))
     elif role == "dev":
         parts.append(_cached(world, role))
         parts.append(_section("Team chat (oldest first)", [c.line for c in world.chat[-_CHAT_LINES:]]))
