@@ -1,10 +1,12 @@
 """WorldSim: the deterministic production fleet that the ChaosOps team operates on.
 
 Four services (auth, payments, notifications, db) with cpu, memory, disk, latency, error rate,
-replicas and health, and three AI fleet agents (autoscaler, load_balancer, deploy_bot) whose
-actions go to a fleet-action trace. A failure injects faults; each `tick` (the end of a round)
-runs the physics: leaks grow, disks fill, rogue agents keep at it, unhealthy dependencies drag
-their dependents down (hard tier), and error rates follow capacity.
+replicas and health, and three AI fleet agents (autoscaler, load_balancer, deploy_bot; `fleet.py`)
+that do routine work all the time and whose actions go to a fleet-action trace. A failure injects
+faults (and, for a rogue failure, the rogue agent's first move); each `tick` (the end of a round)
+runs the physics: fleet agents act (a rogue one undoes the team's premature fixes), leaks grow,
+disks fill, unhealthy dependencies drag their dependents down (hard tier), and error rates follow
+capacity. Service log templates live in `logs.py`.
 
 Everything random comes from one `random.Random` seeded with a string made of the split, failure,
 tier and seed, drawn in a fixed order, so the same scenario and the same actions give the same
