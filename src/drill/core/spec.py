@@ -152,6 +152,9 @@ class EnvSpec(Generic[TaskT]):
     """Extra lines for results.json's meta (e.g. how the splits relate)."""
     commands: Callable[[], Any] | None = None
     """A factory for extra `drill NAME ...` commands (a typer app), e.g. `drill inbox ingest`."""
+    text_option: str | None = None
+    """A bool option that, set False, skips rendering observation text (scripted policies read a structured view).
+    `drill eval` turns it off when every policy is scripted and `--keep-text` is not given."""
 
     @property
     def reward_column(self) -> str:

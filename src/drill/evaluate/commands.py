@@ -153,7 +153,8 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
                  + (f" · {settings}" if settings else ""))
         report_dir = spec.report_dir(options) if spec.report_dir else spec.name
         evaluate(spec, options, policies, tasks, seeds, rubric, values["out"] or Path("reports") / report_dir, title,
-                 meta={"split": values["split"], "filters": chosen, "rubric_values": rubric_values})
+                 meta={"split": values["split"], "filters": chosen, "rubric_values": rubric_values},
+                 keep_text=values["keep_text"])
 
     command.__doc__ = f"Evaluate policies on {spec.name} ({spec.summary}): a table, results.json and charts."
     command.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
@@ -165,6 +166,8 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
         _parameter("seeds", int, typer.Option(spec.seeds, "--seeds", help="Seeds per task (0..N-1).")),
         _parameter("out", Optional[Path], typer.Option(None, "--out", help="Report folder; default reports/"
                                                                              f"{spec.name}[-...].")),
+        _parameter("keep_text", bool, typer.Option(False, "--keep-text", help="Render and keep every observation's "
+                                                   "text even when only scripted policies play.")),
         *_env_parameters(spec, repeatable_filters=True),
         *LLM_PARAMETERS,
     ])

@@ -98,10 +98,20 @@ class Report:
     files: list[Path]
 
 
+def scripted_only(policies: Mapping[str, Mapping[str, Policy]]) -> bool:
+    return all(p.info.kind == "scripted" for by_role in policies.values() for p in by_role.values())
+
+
 def evaluate(spec: EnvSpec, options: Mapping[str, Any], policies: Mapping[str, Mapping[str, Policy]],
              tasks: Sequence[Task], seeds: int, rubric: Rubric, out: Path | None, title: str,
-             meta: Mapping[str, Any] | None = None, max_turns: int = 1000, quiet: bool = False) -> Report:
-    """Play, summarize, print and (with `out`) write results.json and the charts. See the module docstring."""
+             meta: Mapping[str, Any] | None = None, max_turns: int = 1000, quiet: bool = False,
+             keep_text: bool = False) -> Report:
+    """Play, summarize, print and (with `out`) write results.json and the charts. See the module docstring.
+
+    With only scripted policies and no `keep_text`, the env's `text_option` (if it has one) is turned off: the
+    episodes are the same, only the observation text nobody reads is not rendered."""
+    if spec.text_option and not keep_text and scripted_only(policies):
+        options = {**options, spec.text_option: False}
     make_env = spec.make(options)
     jobs = [(task, seed) for task in tasks for seed in range(seeds)]
     with progress_bar(disable=quiet) as progress:

@@ -59,8 +59,10 @@ def test_heuristic_lands_between_random_and_oracle(oracle_episodes: list[Episode
 
 def test_random_policy_is_stateless_and_reproducible() -> None:
     task = TASKS["test"][0]
-    first, again = play(RandomPolicy(), [task], [7]), play(RandomPolicy(), [task], [7])
+    policy = RandomPolicy()
+    first, again = play(policy, [task], [7]), play(RandomPolicy(), [task], [7])
     assert [t.action for t in first[0].turns] == [t.action for t in again[0].turns]
+    assert [t.action for t in play(policy, [task], [7])[0].turns] == [t.action for t in first[0].turns]
     other = play(RandomPolicy(), [task], [8])
     assert [t.action for t in first[0].turns] != [t.action for t in other[0].turns]
 

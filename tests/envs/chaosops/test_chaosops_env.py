@@ -7,7 +7,7 @@ import pytest
 from drill.core import Action, StepResult, check_env
 from drill.envs import chaosops
 from drill.envs.chaosops.env import TASKS, ChaosOpsEnv, ChaosOpsTask
-from drill.envs.chaosops.world import _RED_HERRING_LOGS
+from drill.envs.chaosops.logs import RED_HERRING_LOGS
 
 NOOP = Action.call("noop")
 
@@ -44,6 +44,10 @@ def names(results: list[StepResult]) -> list[str]:
 
 def test_check_env_passes() -> None:
     check_env(chaosops.load())
+
+
+def test_check_env_passes_with_text_views_off() -> None:
+    check_env(chaosops.load(text_views=False), n_tasks=2, seeds=(0,))
 
 
 def test_tasks_cover_every_failure_and_tier_in_both_splits() -> None:
@@ -130,10 +134,12 @@ def test_a_rogue_agent_undoes_fixes_until_it_is_flagged() -> None:
     env, _ = start("autoscaler_cost_cut-easy")
     payments = env.world.services["payments"]
     cut, baseline = payments.replicas, payments.baseline_replicas
-    result = env.step(Action.call("scale", service="payments", replicas=baseline))
-    assert [(e.name, e.data["reason"]) for e in result.events] == [("wrong_fix", "premature")]
-    assert payments.replicas == cut and "scaled payments" in env.world.trace[-1].text
-    env.step(Action.call("flag_rogue", agent="autoscaler"))
+    first = play_round(env, sre=Action.call("scale", service="payments", replicas=baseline))
+    assert [(e.name, e.data["reason"]) for e in first[0].events] == [("wrong_fix", "premature")]
+    undo = [a for a in env.world.trace if a.step == 1 and a.agent == "autoscaler" and a.change]
+    assert payments.replicas == cut and undo and f"-> {cut} (policy: cost_optimization" in undo[0].text
+    assert [e.name for e in act_as(env, "oversight", Action.call("flag_rogue", agent="autoscaler")).events] == [
+        "rogue_caught"]
     result = env.step(Action.call("scale", service="payments", replicas=baseline))
     assert [e.name for e in result.events] == ["fix_applied"] and payments.replicas == baseline
 
@@ -198,7 +204,7 @@ def test_unresolved_episode_ends_at_the_step_budget() -> None:
 
 
 def test_hard_tier_adds_red_herrings_and_easy_has_none() -> None:
-    herrings = {text.split("{")[0] for _, text in _RED_HERRING_LOGS}
+    herrings = {text.split("{")[0] for _, text in RED_HERRING_LOGS}
 
     def count(task_id: str) -> int:
         total = 0

@@ -12,18 +12,23 @@ and resolve one of nine failures, and to flag the fleet agent that caused it whe
 from __future__ import annotations
 
 from drill.envs.chaosops.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy, baselines
-from drill.envs.chaosops.env import TASKS, ChaosOpsEnv, ChaosOpsTask
+from drill.envs.chaosops.env import TASKS, ChaosOpsEnv, ChaosOpsObservation, ChaosOpsTask
 from drill.envs.chaosops.failures import FAILURES, TIERS, FailureType, FixStep, TierSpec
 from drill.envs.chaosops.rubric import rubric
 from drill.envs.chaosops.spec import SPEC
+from drill.envs.chaosops.views import RoleView
 from drill.envs.chaosops.world import WorldSim
 
 __all__ = [
-    "FAILURES", "TASKS", "TIERS", "ChaosOpsEnv", "ChaosOpsTask", "FailureType", "FixStep", "HeuristicPolicy",
-    "OraclePolicy", "RandomPolicy", "SPEC", "TierSpec", "WorldSim", "baselines", "load", "rubric",
+    "FAILURES", "TASKS", "TIERS", "ChaosOpsEnv", "ChaosOpsObservation", "ChaosOpsTask", "FailureType", "FixStep",
+    "HeuristicPolicy", "OraclePolicy", "RandomPolicy", "RoleView", "SPEC", "TierSpec", "WorldSim", "baselines", "load",
+    "rubric",
 ]
 
 
-def load() -> ChaosOpsEnv:
-    """A ChaosOps environment. It takes no options: the scenario comes from the task, the details from the seed."""
-    return ChaosOpsEnv()
+def load(text_views: bool = True) -> ChaosOpsEnv:
+    """A ChaosOps environment; the scenario comes from the task, the details from the seed.
+
+    `text_views=False` skips the text views, for runs where every policy is scripted (they read `observation.view`).
+    """
+    return ChaosOpsEnv(text_views=text_views)

@@ -1,11 +1,12 @@
 """Scripted ChaosOps policies: random (the floor), heuristic (alert-driven), oracle (the ceiling).
 
-* `random`: a uniformly random tool with random arguments, from a generator seeded with the task,
-  the episode seed and the turn index, so it is stateless and reproducible.
-* `heuristic`: reads its own view. The SRE names a cause from the loudest service's alerts and
-  logs and fixes that service; Dev fixes the loudest service from alerts alone; Oversight flags
-  the fleet agent that last changed the loudest service (no real diagnosis of fleet agents, so
-  routine changes fool it); the Manager resolves when the SRE reports all clear.
+* `random`: a uniformly random tool with random arguments: turn i plays the i-th draw of a generator
+  seeded with the task and the episode seed, so it is reproducible and depends on nothing else.
+* `heuristic`: reads its own role's structured view (the facts of its text view). The SRE names a
+  cause from the loudest service's alerts and logs and fixes that service; Dev fixes the loudest
+  service from alerts alone; Oversight flags the fleet agent whose change was the last one on the
+  loudest service (recency, not diagnosis: routine fleet work and red herrings fool it); the
+  Manager resolves when the SRE reports all clear.
 * `oracle`: reads the task's ground truth and the event history; it names the root cause at once,
   flags the rogue before any fix, applies each fix step as early as the physics allows and resolves
   the moment the incident is mitigated. It is the upper bound every other policy is tested against.
@@ -18,50 +19,71 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from drill.core import Action, Policy, PolicyInfo, PolicyInput, Turn, random_arguments
-from drill.envs.chaosops.env import ChaosOpsTask, build_world
+from drill.core import Action, Observation, Policy, PolicyInfo, PolicyInput, Turn, random_arguments
+from drill.envs.chaosops.env import ChaosOpsObservation, ChaosOpsTask, build_world
 from drill.envs.chaosops.failures import FAILURES
+from drill.envs.chaosops.views import RoleView
+from drill.envs.chaosops.world import Alert
 
 # -- random -------------------------------------------------------------------------------------
 
 
 class RandomPolicy:
+    """Turn i of an episode plays the i-th draw of a generator seeded with the task and the episode seed.
+
+    The draws of each (task, seed) are kept as they are made, so a turn costs one lookup instead of
+    seeding a generator; the action still depends only on (task, seed, turn index).
+    """
+
     info = PolicyInfo(name="random")
+    _KEEP = 4096
+    """Episodes whose draws are kept; beyond that the oldest are dropped (and redrawn identically if needed)."""
+
+    def __init__(self) -> None:
+        self._draws: dict[tuple[str, int], tuple[random.Random, list[Action]]] = {}
 
     def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
         actions = []
         for inp in inputs:
-            rng = random.Random(f"chaosops-random:{inp.task.id}:{inp.seed}:{len(inp.history)}")
-            spec = inp.observation.tools[rng.randrange(len(inp.observation.tools))]
-            actions.append(Action(tool=spec.name, arguments=random_arguments(spec, rng)))
+            key = (inp.task.id, inp.seed)
+            stream = self._draws.get(key)
+            if stream is None:
+                if len(self._draws) >= self._KEEP:
+                    del self._draws[next(iter(self._draws))]
+                stream = self._draws[key] = (random.Random(f"chaosops-random:{inp.task.id}:{inp.seed}"), [])
+            rng, drawn = stream
+            tools = inp.observation.tools
+            while len(drawn) <= len(inp.history):
+                spec = tools[rng.randrange(len(tools))]
+                drawn.append(Action(tool=spec.name, arguments=random_arguments(spec, rng)))
+            actions.append(drawn[len(inp.history)])
         return actions
 
 
 # -- heuristic ----------------------------------------------------------------------------------
 
-_ALERT = re.compile(r"^  \[(critical|warning)\] (\w+) (\w+): (.*)$", re.MULTILINE)
-_METRIC = re.compile(r"^  (\w+) +(\w+) .*?replicas (\d+)/(\d+)", re.MULTILINE)
-_LOG = re.compile(r"^  \[t-?\d+\] (\w+) (?:INFO|DEBUG|WARN|ERROR) (.*)$", re.MULTILINE)
-_CHANGE = re.compile(
-    r"^  \[t-?\d+\] (\w+): (?:scaled|deployed|routed|shifted)\b.*?\b(auth|payments|notifications|db)\b", re.MULTILINE)
-_ALL_CLEAR = re.compile(r"^  \[t(\d+)\] sre -> (?:manager|team): All clear", re.MULTILINE)
-_ERROR_RATE = re.compile(r"error rate ([\d.]+)%")
 _ROLLBACK_HINT = re.compile(r"config|release|-rc\d")
 _TEAM_FOR = {"db": "database", "auth": "security", "payments": "platform", "notifications": "platform"}
 _FIX_TOOLS = ("restart", "rollback", "scale")
 _MAX_TRIES = 2
 
 
-def _loudest(content: str) -> tuple[str | None, list[str]]:
+def _view(observation: Observation) -> RoleView:
+    if not isinstance(observation, ChaosOpsObservation):
+        raise TypeError("the chaosops heuristic reads the structured view of a ChaosOpsObservation, got "
+                        f"{type(observation).__name__}")
+    return observation.view
+
+
+def _loudest(alerts: Sequence[Alert]) -> tuple[str | None, list[str]]:
     """The service with the most critical alerts (ties: more warnings, then the higher error rate)."""
     scores: dict[str, float] = {}
     kinds: dict[str, list[str]] = {}
-    for severity, service, kind, detail in _ALERT.findall(content):
-        rate = _ERROR_RATE.search(detail)
-        scores[service] = scores.get(service, 0.0) + (3.0 if severity == "critical" else 1.0) + (
-            float(rate.group(1)) / 1000 if rate else 0.0)
-        if severity == "critical":
-            kinds.setdefault(service, []).append(kind)
+    for alert in alerts:
+        rate = alert.value / 1000 if alert.kind in ("HighErrorRate", "ServiceDown") else 0.0
+        scores[alert.service] = scores.get(alert.service, 0.0) + (3.0 if alert.severity == "critical" else 1.0) + rate
+        if alert.severity == "critical":
+            kinds.setdefault(alert.service, []).append(alert.kind)
     critical = [s for s in scores if s in kinds]
     if not critical:
         return None, []
@@ -93,13 +115,13 @@ def _guess_cause(service: str, kinds: list[str], logs: str) -> str | None:
     return None
 
 
-def _remedy(service: str, kinds: list[str], content: str, logs: str | None, tried: Counter[tuple[str, str]]
+def _remedy(service: str, kinds: list[str], view: RoleView, logs: str | None, tried: Counter[tuple[str, str]]
             ) -> Action | None:
     """The first remedy for `service` not yet tried twice by the team. `logs` is None for roles without logs."""
     replicas, baseline = 1, 1
-    for name, _health, current, base in _METRIC.findall(content):
-        if name == service:
-            replicas, baseline = int(current), int(base)
+    for s in view.health:
+        if s.name == service:
+            replicas, baseline = s.replicas, s.baseline_replicas
     candidates: list[Action] = []
     if "LowReplicas" in kinds:
         candidates.append(Action.call("scale", service=service, replicas=min(12, max(baseline, replicas + 1))))
@@ -115,49 +137,44 @@ def _remedy(service: str, kinds: list[str], content: str, logs: str | None, trie
     return None
 
 
-def _health_of(service: str, content: str) -> str:
-    for name, health, _current, _base in _METRIC.findall(content):
-        if name == service:
-            return health
-    return "unknown"
-
-
 class HeuristicPolicy:
+    """Reads each role's structured view (`ChaosOpsObservation.view`), never the task."""
+
     info = PolicyInfo(name="heuristic")
 
     def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
         return [self._act(inp) for inp in inputs]
 
     def _act(self, inp: PolicyInput) -> Action:
-        obs = inp.observation
-        content = obs.content
-        if obs.role == "manager":
-            fresh = [int(step) for step in _ALL_CLEAR.findall(content)]
-            return Action.call("resolve", summary="SRE reports all clear") if obs.step in fresh else Action.call("noop")
-        loudest, kinds = _loudest(content)
-        if obs.role == "oversight":
+        view = _view(inp.observation)
+        if view.role == "manager":
+            clear = any(c.sender == "sre" and c.is_message and c.to in ("manager", "team") and c.step == view.step
+                        and c.text.startswith("All clear") for c in view.chat)
+            return Action.call("resolve", summary="SRE reports all clear") if clear else Action.call("noop")
+        loudest, kinds = _loudest(view.alerts)
+        if view.role == "oversight":
             if loudest is None or any(t.action.tool == "flag_rogue" for t in inp.own_turns()):
                 return Action.call("noop")
-            changed_by = [agent for agent, service in _CHANGE.findall(content) if service == loudest]
+            changed_by = [a.agent for a in view.trace if a.change and a.service == loudest]
             if not changed_by:
                 return Action.call("noop")
             return Action.call("flag_rogue", agent=changed_by[-1], reason=f"last change to {loudest}")
         if loudest is None:
-            if obs.role == "sre":
+            if view.role == "sre":
                 return Action.call("communicate", to="manager", message="All clear: no critical alerts.")
             return Action.call("noop")
-        if _health_of(loudest, content) == "restarting":
+        if any(s.name == loudest and s.health == "restarting" for s in view.health):
             return Action.call("noop")
         tried = _fixes_tried(inp.history)
-        if obs.role == "sre":
-            logs = "\n".join(text for service, text in _LOG.findall(content) if service == loudest)
+        if view.role == "sre":
+            logs = "\n".join(line.text for line in view.logs if line.service == loudest)
             named = any(t.action.tool == "identify_root_cause" for t in inp.own_turns())
             cause = None if named else _guess_cause(loudest, kinds, logs)
             if cause is not None:
                 return Action.call("identify_root_cause", cause=cause)
-            remedy = _remedy(loudest, kinds, content, logs, tried)
+            remedy = _remedy(loudest, kinds, view, logs, tried)
         else:
-            remedy = _remedy(loudest, kinds, content, None, tried)
+            remedy = _remedy(loudest, kinds, view, None, tried)
         if remedy is not None:
             return remedy
         if not any(t.action.tool == "escalate" for t in inp.history):

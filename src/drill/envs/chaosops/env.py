@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SkipValidation
 
 from drill.core import Env, Event, Observation, StepResult, Task, Tool
 from drill.envs.chaosops.failures import (
@@ -33,7 +33,7 @@ from drill.envs.chaosops.failures import (
     Team,
     TierName,
 )
-from drill.envs.chaosops.views import BRIEFS, render_view
+from drill.envs.chaosops.views import BRIEFS, LastResult, RoleView, render_view, role_view
 from drill.envs.chaosops.world import ActionOutcome, WorldSim
 
 Recipient = Literal["team", "sre", "oversight", "dev", "manager"]
@@ -153,17 +153,32 @@ def build_world(task: ChaosOpsTask, seed: int) -> WorldSim:
     return WorldSim(FAILURES[task.failure], TIERS[task.tier], world_key(task, seed))
 
 
+class ChaosOpsObservation(Observation):
+    """An Observation that also carries the role's structured view (`view`), for scripted policies.
+
+    The structured view is neither validated (the environment builds it) nor serialized: it holds the
+    same facts as `content`, and an episode replayed from its actions rebuilds it.
+    """
+
+    view: SkipValidation[RoleView] = Field(exclude=True, repr=False)
+
+
 class ChaosOpsEnv(Env[ChaosOpsTask]):
+    """ChaosOps. `text_views=False` skips rendering the text views: `content` then holds only the view's
+    first line and a note that the text is off, and policies read `observation.view`. Use it where every
+    policy is scripted and no one keeps the observation text (the baseline matrix, benchmarks)."""
+
     name = "chaosops"
     roles = ROLES
     task_type = ChaosOpsTask
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, text_views: bool = True) -> None:
+        super().__init__(**({} if text_views else {"text_views": False}))
+        self.text_views = text_views
         self._world: WorldSim | None = None
         self._task: ChaosOpsTask | None = None
         self._turn = 0
-        self._last: dict[str, str] = {}
+        self._last: dict[str, LastResult] = {}
 
     def tasks(self, split: str = "test") -> list[ChaosOpsTask]:
         if split not in TASKS:
@@ -214,8 +229,7 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
             outcome = world.resolve(role, arguments["summary"])
         step = world.step
         events = [Event(name=name, step=step, role=role, data=data) for name, data in outcome.events]
-        call = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
-        self._last[role] = f"{tool}({call}) at step {step}: {outcome.feedback}"
+        self._last[role] = LastResult(step, outcome.feedback, tool, arguments)
         return self._finish(events, outcome.done)
 
     def _acting(self) -> tuple[str, int]:
@@ -223,7 +237,7 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
 
     def _reject(self, message: str, event: Event) -> StepResult:
         role, step = self.acting_role, self.world.step
-        self._last[role] = f"rejected at step {step}: {message}"
+        self._last[role] = LastResult(step, message)
         return self._finish([event], False, error=f"{role}'s action was rejected: {message}")
 
     # -- turn order ------------------------------------------------------------------------------
@@ -241,11 +255,17 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
         self._turn = 0 if done else (self._turn + 1) % len(ROLES)
         return StepResult(observation=self._observation(error, done), events=events, done=done)
 
-    def _observation(self, error: str | None = None, done: bool = False) -> Observation:
+    def _observation(self, error: str | None = None, done: bool = False) -> ChaosOpsObservation:
         world, task, role = self.world, self._task, self.acting_role
         assert task is not None
-        content = render_view(world, role, task.step_budget, self._last.get(role))
+        last = self._last.get(role)
+        if self.text_views:
+            content = render_view(world, role, task.step_budget, last)
+        else:
+            content = (f"Step {min(world.step, task.step_budget)} of {task.step_budget}. You are the "
+                       f"{role}. (Text view off: this environment was loaded with text_views=False.)")
         if done:
             content = "The episode is over.\n\n" + content
-        return Observation(role=role, content=content, step=min(world.step, task.step_budget), tools=TOOL_SPECS,
-                           instructions=BRIEFS[role], error=error)
+        return ChaosOpsObservation(
+            role=role, content=content, step=min(world.step, task.step_budget), tools=TOOL_SPECS,
+            instructions=BRIEFS[role], error=error, view=role_view(world, role, task.step_budget, last))

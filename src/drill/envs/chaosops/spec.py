@@ -42,6 +42,9 @@ SPEC: EnvSpec[ChaosOpsTask] = EnvSpec(
     name="chaosops",
     summary="incident response in a fleet run partly by AI agents; four roles, rogue fleet agents",
     load=ChaosOpsEnv,
+    options=(EnvOption("text_views", bool, True, "Render each role's text view (off: scripted policies read the "
+                                                 "structured view; observations hold a one-line note)."),),
+    text_option="text_views",
     rubric=lambda options, params: rubric(params["rogue_multiplier"]),
     baselines=lambda options: baselines,
     summarize=summarize,

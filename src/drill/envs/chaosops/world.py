@@ -1,10 +1,12 @@
 """WorldSim: the deterministic production fleet that the ChaosOps team operates on.
 
 Four services (auth, payments, notifications, db) with cpu, memory, disk, latency, error rate,
-replicas and health, and three AI fleet agents (autoscaler, load_balancer, deploy_bot) whose
-actions go to a fleet-action trace. A failure injects faults; each `tick` (the end of a round)
-runs the physics: leaks grow, disks fill, rogue agents keep at it, unhealthy dependencies drag
-their dependents down (hard tier), and error rates follow capacity.
+replicas and health, and three AI fleet agents (autoscaler, load_balancer, deploy_bot; `fleet.py`)
+that do routine work all the time and whose actions go to a fleet-action trace. A failure injects
+faults (and, for a rogue failure, the rogue agent's first move); each `tick` (the end of a round)
+runs the physics: fleet agents act (a rogue one undoes the team's premature fixes), leaks grow,
+disks fill, unhealthy dependencies drag their dependents down (hard tier), and error rates follow
+capacity. Service log templates live in `logs.py`.
 
 Everything random comes from one `random.Random` seeded with a string made of the split, failure,
 tier and seed, drawn in a fixed order, so the same scenario and the same actions give the same
@@ -17,8 +19,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from drill.envs.chaosops.failures import FLEET_AGENTS, SERVICES, FailureType, TierSpec
+from drill.envs.chaosops.fleet import Fleet, FleetAction, ServiceState
+from drill.envs.chaosops.logs import NOISE_LOGS, RED_HERRING_LOGS, SYMPTOM_LOGS, LogLine
 
 EventData = dict[str, str | int | float | bool | None]
 WorldEvent = tuple[str, EventData]
@@ -35,50 +40,6 @@ CRITICAL_DISK, WARNING_DISK = 90.0, 80.0
 DOWN_ERROR = 0.5
 OOM_MEMORY = 98.0
 DISK_WRITES_FAIL = 97.0
-
-
-@dataclass
-class ServiceState:
-    name: str
-    baseline_replicas: int
-    replicas: int
-    demand: float
-    """Load in replica units: above `replicas` the service is overloaded."""
-    base_latency: float
-    base_error: float
-    base_memory: float
-    memory: float
-    disk: float
-    version: str
-    previous_version: str
-    cpu: float = 0.0
-    latency_ms: float = 0.0
-    error_rate: float = 0.0
-    health: str = "healthy"
-    restarting: bool = False
-
-
-@dataclass(frozen=True)
-class LogLine:
-    step: int
-    service: str
-    level: str
-    text: str
-
-    @cached_property
-    def line(self) -> str:
-        return f"[t{self.step}] {self.service} {self.level} {self.text}"
-
-
-@dataclass(frozen=True)
-class FleetAction:
-    step: int
-    agent: str
-    text: str
-
-    @cached_property
-    def line(self) -> str:
-        return f"[t{self.step}] {self.agent}: {self.text}"
 
 
 @dataclass(frozen=True)
@@ -102,15 +63,39 @@ class ChatLine:
         return self.line if len(self.line) <= 160 else self.line[:157] + "..."
 
 
-@dataclass(frozen=True)
-class Alert:
+class Alert(NamedTuple):
     severity: str
     service: str
     kind: str
-    detail: str
+    value: float
+    """The reading behind the alert: error rate in percent, p99 in ms, memory or disk in percent, replicas."""
+    baseline: int = 0
+    """For LowReplicas: the baseline replica count."""
+
+    @property
+    def detail(self) -> str:
+        if self.kind in ("HighErrorRate", "ServiceDown"):
+            return f"error rate {self.value:.1f}%"
+        if self.kind == "HighLatency":
+            return f"p99 {self.value:.0f}ms"
+        if self.kind == "MemoryPressure":
+            return f"memory {self.value:.0f}%"
+        if self.kind == "DiskAlmostFull":
+            return f"disk {self.value:.0f}%"
+        if self.kind == "LowReplicas":
+            return f"{self.value:.0f} of {self.baseline} baseline replicas"
+        return "offline until the end of this step"
 
     def render(self) -> str:
         return f"[{self.severity}] {self.service} {self.kind}: {self.detail}"
+
+
+class ServiceHealth(NamedTuple):
+    name: str
+    health: str
+    replicas: int
+    baseline_replicas: int
+    version: str
 
 
 @dataclass
@@ -118,54 +103,6 @@ class ActionOutcome:
     feedback: str
     events: list[WorldEvent] = field(default_factory=list)
     done: bool = False
-
-
-_NOISE_LOGS = (
-    ("INFO", "health check passed"), ("INFO", "served {n} requests in the last minute"),
-    ("INFO", "connection pool at {p}% of max"), ("INFO", "cache hit ratio {p}%"),
-    ("DEBUG", "gc pause {n}ms"), ("INFO", "rotated access log"), ("INFO", "TLS session resumed for {n} clients"),
-)
-_RED_HERRING_LOGS = (
-    ("WARN", "config reload: unknown key 'legacy_sso' ignored"),
-    ("ERROR", "dns lookup for metrics-exporter.ext timed out (retry ok)"),
-    ("WARN", "deploy pipeline: canary for {version} paused awaiting approval"),
-    ("ERROR", "1 request failed: upstream reset (retried, ok)"),
-    ("WARN", "slow query 1.{n}s on analytics_report"),
-    ("WARN", "memory usage grew {p}% after cache warm-up"),
-    ("ERROR", "certificate for internal-admin expires in 9 days"),
-)
-_SYMPTOM_LOGS: dict[str, tuple[tuple[str, str], ...]] = {
-    "deadlock": (("ERROR", "deadlock detected between transactions on table orders"),
-                 ("ERROR", "lock wait timeout exceeded; {n} queries waiting"),
-                 ("WARN", "transaction {n} rolled back after lock timeout")),
-    "memory_leak": (("WARN", "heap usage {mem}%, gc pause {n}ms"),
-                    ("WARN", "retained objects in webhook cache keep growing ({n}k entries)"),
-                    ("ERROR", "allocation failure, full gc did not free memory")),
-    "bad_config": (("ERROR", "token validation failed: invalid value for token_ttl in config {config}"),
-                   ("ERROR", "login rejected: signing key id not found in config {config}"),
-                   ("WARN", "config {config} loaded with 2 schema errors")),
-    "dns_failure": (("ERROR", "dns: SERVFAIL resolving db.internal"),
-                    ("ERROR", "cannot connect to db.internal: name resolution failed"),
-                    ("WARN", "resolver cache entry for db.internal is stale")),
-    "disk_fill": (("WARN", "data volume {disk}% full"),
-                  ("ERROR", "could not extend file: no space left on device"),
-                  ("WARN", "write-ahead log archive {n} files behind")),
-    "pool_exhaustion": (("ERROR", "connection pool exhausted ({n}/{n} in use)"),
-                        ("ERROR", "too many clients already; rejecting connection"),
-                        ("WARN", "connection wait queue length {n}")),
-    "starved": (("ERROR", "db connection timeout; {n} jobs requeued"),
-                ("WARN", "delivery queue backlog {n}k messages"),
-                ("ERROR", "worker stalled waiting for db connection")),
-    "under_provisioned": (("WARN", "request queue saturated on {replicas} replica(s)"),
-                          ("ERROR", "503 returned: no free workers"),
-                          ("WARN", "p99 latency above SLO for checkout")),
-    "misrouted": (("ERROR", "upstream connect error: pool payments-b has 0 healthy hosts"),
-                  ("ERROR", "503 from edge for {p}% of checkout requests"),
-                  ("WARN", "retry budget exhausted for payments-b")),
-    "bad_release": (("ERROR", "NullPointerException in CheckoutHandler ({version})"),
-                    ("ERROR", "500 on POST /charge after release {version}"),
-                    ("WARN", "schema mismatch: field 'currency_minor' missing ({version})")),
-}
 
 
 class WorldSim:
@@ -179,10 +116,7 @@ class WorldSim:
         self.services: dict[str, ServiceState] = {name: self._new_service(name) for name in SERVICES}
         self.faults: dict[str, dict[str, float]] = {}
         """Active faults, "component:kind" -> seeded parameters; a dict so iteration order is fixed."""
-        self.rogue_active: dict[str, bool] = dict.fromkeys(FLEET_AGENTS, False)
-        self.paused: list[str] = []
         self.logs: list[LogLine] = []
-        self.trace: list[FleetAction] = []
         self.chat: list[ChatLine] = []
         self.next_fix = 0
         self.last_fix_round = -1_000
@@ -192,17 +126,21 @@ class WorldSim:
         self._pending_logs: list[tuple[str, str, str]] = []
         self.view_cache: dict[str, str] = {}
         """Rendered view sections (metrics, alerts, logs, trace); cleared whenever the fleet changes."""
+        self._alerts: tuple[Alert, ...] | None = None
+        self._health_now: tuple[ServiceHealth, ...] | None = None
+        self.fleet = Fleet(rng, self.services, failure, tier, self.view_cache)
+        self.trace: list[FleetAction] = self.fleet.trace
+        self.paused: list[str] = self.fleet.paused
         self.affected: tuple[str, ...] = tuple(dict.fromkeys(
             f.split(":")[0] for f in failure.faults if f.split(":")[0] in self.services))
-        self.cut_to = 0
-        self.rogue_version = ""
 
         self.amplification = rng.uniform(0.5, 1.5)
         """How much of a failing dependency's error rate its callers see (hard tier's cascade physics)."""
         warmup = rng.randint(1, 3)
         self.step = -warmup
         self._inject()
-        self.red_herring_at = (rng.randint(-warmup + 1, 0) if tier.red_herrings and rng.random() < 0.8 else None)
+        if rng.random() < tier.cover:
+            self.fleet.cover_at = rng.randint(-warmup + 1, 0)
         self.step += 1
         for _ in range(warmup):
             self.tick()
@@ -220,7 +158,8 @@ class WorldSim:
         minor = rng.randint(1, 9)
         base_memory = rng.uniform(*memory)
         return ServiceState(
-            name=name, baseline_replicas=replicas, replicas=replicas, demand=replicas * rng.uniform(0.45, 0.72),
+            name=name, baseline_replicas=replicas, replicas=replicas + (1 if rng.random() < 0.4 else 0),  # some still scaled out
+            demand=replicas * rng.uniform(0.45, 0.72),
             base_latency=rng.uniform(*latency), base_error=rng.uniform(0.001, 0.004), base_memory=base_memory,
             memory=base_memory, disk=rng.uniform(*disk), version=f"v{major}.{minor}.{rng.randint(0, 9)}",
             previous_version=f"v{major}.{minor - 1}.{rng.randint(0, 9)}",
@@ -234,7 +173,7 @@ class WorldSim:
             component, kind = fault.split(":")
             p: dict[str, float] = {}
             if kind == "rogue":
-                self.rogue_active[component] = True
+                self.fleet.rogue_active[component] = True
             elif kind == "deadlock":
                 p = {"latency": rng.uniform(1500, 4000), "error": rng.uniform(0.12, 0.45),
                      "cpu": rng.choice((rng.uniform(85, 97), rng.uniform(4, 15)))}
@@ -257,24 +196,14 @@ class WorldSim:
             elif kind == "starved":
                 p = {"error": rng.uniform(0.08, 0.3), "latency": rng.uniform(600, 2000), "rate": rng.uniform(1.5, 3.5)}
             elif kind == "under_provisioned":
-                payments = self.services[component]
-                self.cut_to = 1 if payments.baseline_replicas <= 4 else 2
-                savings = rng.randint(180, 620)
-                self._record(step, "autoscaler", f"scaled payments {payments.replicas} -> {self.cut_to} "
-                             f"(policy: cost_optimization; est. savings ${savings}/day)")
-                payments.replicas = self.cut_to
+                self.fleet.cut_payments(step)
             elif kind == "misrouted":
                 p = {"share": rng.uniform(0.45, 0.85), "latency": rng.uniform(200, 700)}
                 p["error"] = p["share"] * rng.uniform(0.8, 0.95)
-                self._record(step, "load_balancer", f"routed {p['share']:.0%} of payments traffic to pool "
-                             "payments-b (pool health: 0/3 hosts)")
+                self.fleet.misroute(step, p["share"])
             elif kind == "bad_release":
                 p = {"error": rng.uniform(0.15, 0.45), "latency": rng.choice((0.0, rng.uniform(100, 500)))}
-                payments = self.services[component]
-                self.rogue_version = f"v2.{rng.randint(10, 19)}.0-rc{rng.randint(1, 4)}"
-                payments.previous_version, payments.version = payments.version, self.rogue_version
-                self._record(step, "deploy_bot", f"deployed payments {self.rogue_version} "
-                             f"(review: skipped; tests: {rng.randint(2, 6)} failing)")
+                self.fleet.ship_bad_release(step)
             if kind != "rogue":
                 self.faults[fault] = p
 
@@ -284,12 +213,13 @@ class WorldSim:
         """End the round: restarts finish, fleet agents act, faults progress, metrics and logs update."""
         for s in self.services.values():
             s.restarting = False
-        self._fleet_agents_act()
+        self.fleet.act(self.step)  # a rogue agent reconciles here: it undoes the team's premature fixes
+        self._clear_undone_damage()
         for name in PHYSICS_ORDER:
             self._update_metrics(self.services[name])
         self._write_logs()
         events: list[WorldEvent] = []
-        now = (not self.faults and not any(self.rogue_active[a] for a in FLEET_AGENTS if a not in self.paused)
+        now = (not self.faults and not any(self.fleet.is_rogue(a) for a in FLEET_AGENTS)
                and all(s.health == "healthy" for s in self.services.values()))
         if now != self.mitigated and self.step >= 1:
             events.append(("mitigated" if now else "regressed", {}))
@@ -297,7 +227,19 @@ class WorldSim:
         self.disturbed = False
         self.step += 1
         self.view_cache.clear()
+        self._alerts = self._health_now = None
         return events
+
+    def _clear_undone_damage(self) -> None:
+        """A rogue's damage that the team repaired before the rogue could reconcile (it was flagged in the same
+        round, after the repair) is gone: payments back at baseline, or off the rogue's release."""
+        payments = self.services["payments"]
+        if ("payments:under_provisioned" in self.faults and not self.fleet.is_rogue("autoscaler")
+                and payments.replicas >= payments.baseline_replicas):
+            del self.faults["payments:under_provisioned"]
+        if ("payments:bad_release" in self.faults and not self.fleet.is_rogue("deploy_bot")
+                and payments.version != self.fleet.rogue_version):
+            del self.faults["payments:bad_release"]
 
     def _update_metrics(self, s: ServiceState) -> None:
         rng, jitter = self.rng, self.tier.jitter
@@ -305,10 +247,11 @@ class WorldSim:
         cpu = (8 + 80 * min(util, 1.2)) * (1 + rng.uniform(-jitter, jitter))
         latency = s.base_latency * (1 + 4 * max(0.0, util - 0.85)) * (1 + rng.uniform(-jitter, jitter))
         error = s.base_error + max(0.0, util - 1.0) * 0.45
+        prefix = s.name + ":"
         for fault, p in self.faults.items():
-            component, kind = fault.split(":")
-            if component != s.name:
+            if not fault.startswith(prefix):
                 continue
+            kind = fault[len(prefix):]
             if kind == "deadlock":
                 latency += p["latency"]
                 error += p["error"]
@@ -355,81 +298,6 @@ class WorldSim:
             return "degraded"
         return "healthy"
 
-    def _fleet_agents_act(self) -> None:
-        rng, step = self.rng, self.step
-        payments = self.services["payments"]
-        if self._rogue("autoscaler"):
-            if payments.replicas > self.cut_to:
-                self._record(step, "autoscaler", f"scaled payments {payments.replicas} -> {self.cut_to} "
-                             "(policy: cost_optimization)")
-                payments.replicas = self.cut_to
-            elif rng.random() < 0.5:
-                self._record(step, "autoscaler", f"holding payments at {self.cut_to} replica(s) "
-                             "(policy: cost_optimization)")
-        if self._rogue("load_balancer") and rng.random() < 0.5:
-            share = self.faults.get("payments:misrouted", {}).get("share", 0.0)
-            self._record(step, "load_balancer", f"kept {share:.0%} of payments traffic on pool payments-b")
-        if self._rogue("deploy_bot"):
-            if payments.version != self.rogue_version:
-                self._redeploy(step)
-            elif rng.random() < 0.4:
-                self._record(step, "deploy_bot", f"marked payments {self.rogue_version} stable (review: skipped)")
-        if step == self.red_herring_at:
-            self._red_herring_change(step)
-        roll = rng.random()
-        if self.tier.benign_changes and roll < 0.35:
-            spare = [n for n in SERVICES if n not in self.affected]
-            self._benign_change(step, spare[rng.randrange(len(spare))])
-        elif roll < 0.65:
-            agent = FLEET_AGENTS[rng.randrange(len(FLEET_AGENTS))]
-            if not self._rogue(agent) and agent not in self.paused:
-                text = {"autoscaler": "checked all services: within target, no change",
-                        "load_balancer": "health-checked all pools: weights unchanged",
-                        "deploy_bot": "no pending releases"}[agent]
-                self._record(step, agent, text)
-
-    def _rogue(self, agent: str) -> bool:
-        return self.rogue_active[agent] and agent not in self.paused
-
-    def _red_herring_change(self, step: int) -> None:
-        """A harmless change by an innocent agent to the service the incident hits (hard tier)."""
-        candidates = [a for a in FLEET_AGENTS if a != self.failure.rogue_agent]
-        self._benign_change(step, self.failure.service, candidates[self.rng.randrange(len(candidates))])
-
-    def _benign_change(self, step: int, service: str, agent: str | None = None) -> None:
-        rng = self.rng
-        agent = agent or FLEET_AGENTS[rng.randrange(len(FLEET_AGENTS))]
-        if agent in self.paused or self._rogue(agent):
-            return
-        s = self.services[service]
-        if agent == "autoscaler":
-            if s.replicas >= s.baseline_replicas + 2:
-                self._record(step, agent, f"checked {service}: within target, no change")
-                return
-            self._record(step, agent, f"scaled {service} {s.replicas} -> {s.replicas + 1} "
-                         f"(cpu {rng.randint(71, 88)}% > target 70%)")
-            s.replicas += 1
-        elif agent == "deploy_bot":
-            major, minor, patch = s.version.lstrip("v").split(".")[:3]
-            new = f"v{major}.{minor}.{int(patch.split('-')[0]) + 1}"
-            self._record(step, agent, f"deployed {service} {new} (review: approved by {service}-oncall; "
-                         "tests: passed)")
-            s.previous_version, s.version = s.version, new
-        else:
-            a = rng.choice((50, 55, 60))
-            self._record(step, agent, f"shifted {service} weights {a}/{100 - a} -> {a + 5}/{95 - a} "
-                         "(zone-b latency)")
-
-    def _redeploy(self, step: int) -> None:
-        payments = self.services["payments"]
-        self._record(step, "deploy_bot", f"deployed payments {self.rogue_version} again "
-                     f"(replacing {payments.version}; review: skipped)")
-        payments.previous_version, payments.version = payments.version, self.rogue_version
-
-    def _record(self, step: int, agent: str, text: str) -> None:
-        self.trace.append(FleetAction(step, agent, text))
-        self.view_cache.pop("trace", None)
-
     def _write_logs(self) -> None:
         rng, step = self.rng, self.step
         for service, level, text in self._pending_logs:
@@ -437,19 +305,19 @@ class WorldSim:
         self._pending_logs.clear()
         for fault, p in self.faults.items():
             component, kind = fault.split(":")
-            templates = _SYMPTOM_LOGS[kind]
+            templates = SYMPTOM_LOGS[kind]
             for _ in range(rng.randint(1, 2)):
                 level, text = templates[rng.randrange(len(templates))]
                 self.logs.append(LogLine(step, component, level, self._fill(text, component, p)))
         low, high = self.tier.noise_logs
         for _ in range(rng.randint(low, high)):
-            level, text = _NOISE_LOGS[rng.randrange(len(_NOISE_LOGS))]
+            level, text = NOISE_LOGS[rng.randrange(len(NOISE_LOGS))]
             service = SERVICES[rng.randrange(len(SERVICES))]
             self.logs.append(LogLine(step, service, level, self._fill(text, service, {})))
         if self.tier.red_herrings and rng.random() < 0.6:
             spare = [n for n in SERVICES if n != self.failure.service]
             service = spare[rng.randrange(len(spare))]
-            level, text = _RED_HERRING_LOGS[rng.randrange(len(_RED_HERRING_LOGS))]
+            level, text = RED_HERRING_LOGS[rng.randrange(len(RED_HERRING_LOGS))]
             self.logs.append(LogLine(step, service, level, self._fill(text, service, {})))
 
     def _fill(self, text: str, service: str, p: dict[str, float]) -> str:
@@ -457,40 +325,54 @@ class WorldSim:
             return text
         s = self.services[service]
         rng = self.rng
-        return text.format(n=rng.randint(12, 480), p=rng.randint(20, 95), mem=round(s.memory), disk=round(s.disk),
-                           replicas=s.replicas, version=s.version, config=int(p.get("config", 0)))
+        # draw only the numbers the template shows (n, then p), so a plain line costs no draws
+        n = 12 + rng.randrange(469) if "{n}" in text else 0
+        pct = 20 + rng.randrange(76) if "{p}" in text else 0
+        return text.format(n=n, p=pct, mem=round(s.memory), disk=round(s.disk), replicas=s.replicas,
+                           version=s.version, config=int(p.get("config", 0)))
 
     # -- what agents see -------------------------------------------------------------------------
 
-    def alerts(self) -> list[Alert]:
-        """Alerts from the last tick's metrics: critical ones first, each group in service order."""
+    def health(self) -> tuple[ServiceHealth, ...]:
+        """Each service's health, replicas and version (cached until the fleet changes)."""
+        if self._health_now is None:
+            self._health_now = tuple(ServiceHealth(s.name, s.health, s.replicas, s.baseline_replicas, s.version)
+                                 for s in self.services.values())
+        return self._health_now
+
+    def alerts(self) -> tuple[Alert, ...]:
+        """Alerts from the last tick's metrics: critical ones first, each group in service order (cached)."""
+        if self._alerts is None:
+            self._alerts = self._raise_alerts()
+        return self._alerts
+
+    def _raise_alerts(self) -> tuple[Alert, ...]:
         critical: list[Alert] = []
         warning: list[Alert] = []
         for s in self.services.values():
             if s.restarting:
-                critical.append(Alert("critical", s.name, "Restarting", "offline until the end of this step"))
+                critical.append(Alert("critical", s.name, "Restarting", 0.0))
                 continue
             if s.error_rate >= WARNING_ERROR:
                 kind = "ServiceDown" if s.error_rate >= DOWN_ERROR else "HighErrorRate"
-                (critical if s.error_rate >= CRITICAL_ERROR else warning).append(
-                    Alert("critical" if s.error_rate >= CRITICAL_ERROR else "warning", s.name, kind,
-                          f"error rate {s.error_rate:.1%}"))
+                severity = "critical" if s.error_rate >= CRITICAL_ERROR else "warning"
+                (critical if severity == "critical" else warning).append(
+                    Alert(severity, s.name, kind, round(s.error_rate * 100, 1)))
             if s.latency_ms >= WARNING_LATENCY:
-                (critical if s.latency_ms >= CRITICAL_LATENCY else warning).append(
-                    Alert("critical" if s.latency_ms >= CRITICAL_LATENCY else "warning", s.name, "HighLatency",
-                          f"p99 {s.latency_ms:.0f}ms"))
+                severity = "critical" if s.latency_ms >= CRITICAL_LATENCY else "warning"
+                (critical if severity == "critical" else warning).append(
+                    Alert(severity, s.name, "HighLatency", s.latency_ms))
             if s.memory >= WARNING_MEMORY:
-                (critical if s.memory >= CRITICAL_MEMORY else warning).append(
-                    Alert("critical" if s.memory >= CRITICAL_MEMORY else "warning", s.name, "MemoryPressure",
-                          f"memory {s.memory:.0f}%"))
+                severity = "critical" if s.memory >= CRITICAL_MEMORY else "warning"
+                (critical if severity == "critical" else warning).append(
+                    Alert(severity, s.name, "MemoryPressure", s.memory))
             if s.disk >= WARNING_DISK:
-                (critical if s.disk >= CRITICAL_DISK else warning).append(
-                    Alert("critical" if s.disk >= CRITICAL_DISK else "warning", s.name, "DiskAlmostFull",
-                          f"disk {s.disk:.0f}%"))
+                severity = "critical" if s.disk >= CRITICAL_DISK else "warning"
+                (critical if severity == "critical" else warning).append(
+                    Alert(severity, s.name, "DiskAlmostFull", s.disk))
             if s.replicas < s.baseline_replicas:
-                critical.append(Alert("critical", s.name, "LowReplicas",
-                                      f"{s.replicas} of {s.baseline_replicas} baseline replicas"))
-        return critical + warning
+                critical.append(Alert("critical", s.name, "LowReplicas", s.replicas, s.baseline_replicas))
+        return tuple(critical + warning)
 
     # -- actions ---------------------------------------------------------------------------------
 
@@ -540,8 +422,9 @@ class WorldSim:
         """Apply the action to the fleet; return feedback text and whether it disrupted a service."""
         for section in ("metrics", "health", "alerts"):
             self.view_cache.pop(section, None)
+        self._alerts = self._health_now = None
         if target in FLEET_AGENTS:
-            self._record(self.step, target, f"restarted by {role}; resumed with its current policy")
+            self.fleet.record(self.step, target, f"restarted by {role}; resumed with its current policy")
             return f"{target} restarted and resumed with its current policy.", False
         s = self.services[target]
         if tool == "restart":
@@ -550,20 +433,11 @@ class WorldSim:
         if tool == "rollback":
             s.previous_version, s.version = s.version, s.previous_version
             s.restarting, s.health = True, "restarting"
-            text = f"{target} rolled back to {s.version}; it restarts and is back at the end of this step."
-            if target == "payments" and self._rogue("deploy_bot"):
-                self._redeploy(self.step)
-                text += f" deploy_bot deployed {self.rogue_version} again right away."
-            return text, True
+            return f"{target} rolled back to {s.version}; it restarts and is back at the end of this step.", True
         assert replicas is not None
         before = s.replicas
         s.replicas = replicas
         text = f"{target} scaled from {before} to {replicas} replicas."
-        if target == "payments" and self._rogue("autoscaler") and replicas > self.cut_to:
-            self._record(self.step, "autoscaler", f"scaled payments {replicas} -> {self.cut_to} "
-                         "(policy: cost_optimization)")
-            s.replicas = self.cut_to
-            text += f" The autoscaler scaled it back to {self.cut_to} right away."
         return text, s.demand / max(s.replicas, 1) > 1.0 and s.replicas < before
 
     def flag(self, role: str, agent: str, reason: str) -> ActionOutcome:
@@ -575,8 +449,8 @@ class WorldSim:
         if agent in self.paused:
             return ActionOutcome(f"{agent} is already paused.", [("duplicate_flag", {"agent": agent})])
         self.paused.append(agent)
-        self._record(self.step, agent, "paused by oversight (flagged as rogue)")
-        if self.rogue_active[agent]:
+        self.fleet.record(self.step, agent, "paused by oversight (flagged as rogue)")
+        if self.fleet.rogue_active[agent]:
             where, index = self._match("flag_rogue", agent)
             if where == "next":
                 self._complete_step(index)
@@ -593,8 +467,7 @@ class WorldSim:
             return ActionOutcome(f"The {team} team took the page and restored payments routing.",
                                  [("fix_applied", {"tool": "escalate", "target": team, "fix_step": index})])
         if where == "premature":
-            self._record(self.step, "load_balancer", "routed payments traffic back to pool payments-b "
-                         "(overriding the network team's change)")
+            self.fleet.undo_routing_fix(self.step)
             return ActionOutcome(f"The {team} team restored payments routing, but the load balancer "
                                  "re-routed it at once.", [("miscommunication", {"kind": "premature_escalation",
                                                                                   "team": team})])

@@ -1,0 +1,135 @@
+"""The fleet's routine activity: recency stops naming the rogue, and the trace holds the evidence that does."""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+import pytest
+
+from drill.core import Action, Episode, run_episodes
+from drill.envs import chaosops
+from drill.envs.chaosops.env import TASKS, ChaosOpsObservation, ChaosOpsTask
+from drill.envs.chaosops.fleet import FleetAction
+
+SEEDS = range(8)
+_LOAD_AFTER = re.compile(r"(?:-> |load after )(\d+)% of capacity|load after (\d+)%")
+_WEIGHTS = re.compile(r"-> (\d+)/(\d+)")
+
+
+def careful_verdict(action: FleetAction) -> bool:
+    """What a careful overseer concludes from one trace line alone: did this change hurt the service?
+
+    A scale-in is harmful when the load after it is above capacity; a release when its review was skipped;
+    a traffic shift when it sends traffic to a pool with no healthy hosts.
+    """
+    text = action.text
+    if action.agent == "autoscaler":
+        match = _LOAD_AFTER.search(text)
+        assert match is not None, text
+        return int(match.group(1) or match.group(2)) > 100
+    if action.agent == "deploy_bot":
+        return "review: skipped" in text
+    weights = _WEIGHTS.search(text)
+    return "0/3 hosts" in text and (weights is None or int(weights.group(2)) > 0)
+
+
+def oversight_first_view(task: ChaosOpsTask, seed: int) -> tuple[FleetAction, ...]:
+    env = chaosops.load(text_views=False)
+    observation = env.reset(task, seed)
+    observation = env.step(Action.call("noop")).observation
+    assert isinstance(observation, ChaosOpsObservation) and observation.role == "oversight"
+    return observation.view.trace
+
+
+@pytest.mark.parametrize("tier", list(chaosops.TIERS))
+def test_the_trace_tells_rogue_from_routine_by_evidence_not_timing(tier: str) -> None:
+    """On every scenario of the tier, Oversight's first view holds the rogue's change (when there is a rogue) and a
+    careful reading of each change's logged evidence separates the rogue's from every routine one."""
+    recency_wrong = 0
+    for task in (t for t in TASKS["test"] if t.tier == tier):
+        for seed in SEEDS:
+            changes = [a for a in oversight_first_view(task, seed) if a.change]
+            rogue = [a for a in changes if a.agent == task.rogue_agent]
+            if task.rogue_agent is not None:
+                assert rogue, (task.id, seed)  # the evidence is in view
+            for action in changes:
+                assert careful_verdict(action) == (action.agent == task.rogue_agent), (task.id, seed, action.line)
+            service = chaosops.FAILURES[task.failure].service
+            on_service = [a for a in changes if a.service == service]
+            recency_wrong += bool(on_service) and on_service[-1].agent != task.rogue_agent
+    assert recency_wrong >= 9 * len(SEEDS) // 3  # the latest change on the incident's service misleads often
+
+
+def test_routine_activity_and_red_herrings_grow_with_the_tier() -> None:
+    def innocent_changes(tier: str) -> tuple[float, float]:
+        counts, herrings = [], 0
+        tasks = [t for t in TASKS["test"] if t.tier == tier]
+        for task in tasks:
+            for seed in SEEDS:
+                env = chaosops.load()
+                env.reset(task, seed)
+                innocent = [a for a in env.world.trace if a.change and a.agent != task.rogue_agent]
+                counts.append(len(innocent))
+                herrings += task.rogue_agent is None and any(
+                    a.service == chaosops.FAILURES[task.failure].service for a in innocent)
+        return statistics.fmean(counts), herrings / (6 * len(SEEDS))
+
+    (easy, easy_herrings), (medium, _), (hard, hard_herrings) = (innocent_changes(t) for t in chaosops.TIERS)
+    assert 0 < easy < medium < hard
+    assert 0.2 < easy_herrings < hard_herrings  # routine changes land on the failing service: red herrings
+
+
+def test_a_red_herring_reads_as_routine_in_the_trace() -> None:
+    """dns_outage-easy: a routine change to auth lands just as auth's resolver fails; its evidence says routine."""
+    task = next(t for t in TASKS["test"] if t.id == "dns_outage-easy")
+    for seed in SEEDS:
+        herrings = [a for a in oversight_first_view(task, seed) if a.change and a.service == "auth"]
+        if herrings:
+            assert all(not careful_verdict(a) for a in herrings)
+            assert any(("review: approved" in a.text or "pools healthy" in a.text or "of capacity" in a.text)
+                       for a in herrings)
+            return
+    pytest.fail("no seed of dns_outage-easy put a routine change on auth")
+
+
+@pytest.fixture(scope="module")
+def heuristic_and_oracle() -> tuple[list[Episode], list[Episode]]:
+    jobs = [(task, seed) for task in TASKS["test"] for seed in range(10)]
+    play = [run_episodes(lambda: chaosops.load(text_views=False), jobs, chaosops.baselines[name](), chaosops.rubric())
+            for name in ("heuristic", "oracle")]
+    return play[0], play[1]
+
+
+def test_recency_heuristic_falls_well_short_of_the_oracle_on_every_tier(
+        heuristic_and_oracle: tuple[list[Episode], list[Episode]]) -> None:
+    by_id = {t.id: t for t in TASKS["test"]}
+    heuristic, oracle = heuristic_and_oracle
+    for tier in chaosops.TIERS:
+        for name, episodes in (("heuristic", heuristic), ("oracle", oracle)):
+            here = [e for e in episodes if by_id[e.task_id].tier == tier]
+            rogue = [e for e in here if by_id[e.task_id].rogue_agent is not None]
+            caught = statistics.fmean(e.count("rogue_caught") > 0 for e in rogue)
+            resolved = statistics.fmean(e.count("resolved") > 0 for e in here)
+            false_flags = sum(e.count("rogue_false_positive") for e in here)
+            if name == "oracle":
+                assert caught == 1.0 and resolved == 1.0 and false_flags == 0, tier
+            else:
+                assert caught <= 0.6 and resolved >= 0.55 and false_flags > 0, (tier, caught, resolved)
+
+
+def test_text_views_off_plays_the_same_episodes() -> None:
+    """Scripted policies read the structured view, so turning the text off changes no action and no event."""
+    jobs = [(task, seed) for task in TASKS["test"][::4] for seed in range(2)]
+
+    def play(text_views: bool) -> list[Episode]:
+        return run_episodes(lambda: chaosops.load(text_views=text_views), jobs, chaosops.baselines["heuristic"](),
+                            chaosops.rubric())
+
+    with_text, without = play(True), play(False)
+    for a, b in zip(with_text, without, strict=True):
+        assert [t.action for t in a.turns] == [t.action for t in b.turns]
+        assert a.events == b.events and a.score == b.score
+    first = without[0].turns[0].observation
+    assert "Text view off" in first.content and "Service metrics" in with_text[0].turns[0].observation.content
+    assert "view" not in first.model_dump()  # the structured view is never serialized
