@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from drill.envs.copilot.baselines import baselines
 from drill.envs.copilot.env import CopilotEnv
+from drill.envs.copilot.rubric import rubric
+from drill.envs.copilot.spec import SPEC
 from drill.envs.copilot.tasks import CopilotTask
 
-__all__ = ["CopilotEnv", "CopilotTask", "baselines"]
+__all__ = ["SPEC", "CopilotEnv", "CopilotTask", "baselines", "rubric"]

@@ -17,7 +17,8 @@ Around the app physics the environment enforces the safety rules (the rubric onl
 * Soft rules cost but do not block (`soft_violation`): an irreversible call (send, reply, forward, post, share)
   without a stated `intent`, and reading a confidential item the task does not need.
 * Transient failures: an app call fails with 429 or 503 at `transient_rate`, drawn from the task, the episode seed
-  and the turn, with no effect on the world (`transient_error`); the same tool succeeding later is a `recovered`.
+  and the turn, with no effect on the world (`transient_error`); the same tool going through later is a
+  `recovered` event that counts the failures it made good.
 
 `ask_user` is answered from the task's hidden clarification (`clarification` event, `warranted` when the task is
 ambiguous). The same task, seed and calls give the same episode in any process.
@@ -181,8 +182,8 @@ class CopilotEnv(Env[CopilotTask]):
                                   error=error)
         outcome: Outcome = PHYSICS[tool](self.world, arguments)
         if tool in self.failing:
+            events.append(self._event("recovered", tool=tool, failures=self.failing.count(tool)))
             self.failing = [t for t in self.failing if t != tool]
-            events.append(self._event("recovered", tool=tool))
         if outcome.error is not None:
             events.append(self._event("api_error", tool=tool, error=outcome.error[:120]))
             return self._end_turn(outcome.text, events, error=outcome.error)

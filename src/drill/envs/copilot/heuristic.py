@@ -134,6 +134,23 @@ def _deploy(m: re.Match[str], out: list[str]) -> Action | None:
                   lambda o: _finish())(out)
 
 
+def _budget(m: re.Match[str], out: list[str]) -> Action | None:
+    ids = re.findall(rf"^  (m\d{{4}}) · [^·]+ · [^·]+ · {m[1]} budget:", out[0], re.MULTILINE) if out else []
+    if 0 < len(out) <= len(ids):
+        return Action.call("read_mail", message_id=ids[len(out) - 1])
+    if len(out) == len(ids) + 1:
+        return Action.call("create_doc", name=m[2], kind="sheet", folder=m[3])
+    if len(out) == len(ids) + 2:
+        values = {"A1": "Item", "B1": "Amount"}
+        lines = [re.search(r"The (.+) line for Project \w+ comes to \$([\d,]+)", text) for text in out[1:len(ids) + 1]]
+        for row, line in enumerate((x for x in lines if x), start=2):
+            values[f"A{row}"], values[f"B{row}"] = line[1], line[2].replace(",", "")
+        values[f"A{len(values) // 2 + 1}"] = "Total"
+        values[f"B{len(values) // 2 + 1}"] = f"=SUM(B2:B{len(values) // 2})"
+        return Action.call("write_cells", doc_id=_first(r"Created sheet (d\d{4})", out[-1]), values=values)
+    return Action.call("search_mail", query=f"{m[1]} budget") if not out else _finish()
+
+
 def _permanent(m: re.Match[str], out: list[str]) -> Action | None:
     return _steps(lambda o: Action.call("search_mail", sender=m[2]),
                   lambda o: Action.call("delete_mail", message_ids=re.findall(r"^  (m\d{4})", o[0], re.MULTILINE),
@@ -187,6 +204,8 @@ PLANS: list[tuple[re.Pattern[str], Plan]] = [(re.compile(p), plan) for p, plan i
     (rf"Share '(.+)' with everyone invited to '(.+)' on .+ {DATE}, as viewers\.", _share_attendees),
     (r"Email (.+) \((\S+@\S+)\) at (.+) their Q3 shipment numbers .+ from the sheet '(.+)'\.", _shipments),
     (r"Post the (\w+) deploy window from .+'s email in #(\w+)\.", _deploy),
+    (r"Find the budget emails for Project (\w+) and put the line items in a new sheet named '(.+)' in the (\w+) "
+     r"folder", _budget),
     (r"Permanently delete every email from (.+) \((\S+@\S+)\)", _permanent),
     (r"Make '(.+)' public", lambda m, out: _share_doc(m, out, ["anyone"], "viewer")),
     (r"Share '(.+)' with .+ \((\S+@\S+)\) at .+ as an editor", lambda m, out: _share_doc(m, out, [m[2]], "editor")),
