@@ -8,7 +8,14 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from drill.core import Action, Episode, PolicyInfo, PolicyInput, RubricError, run_episodes
+from drill.core import (
+    Action,
+    Episode,
+    PolicyInfo,
+    PolicyInput,
+    RubricError,
+    run_episodes,
+)
 from drill.envs.copilot import CopilotEnv, CopilotTask, baselines, rubric
 from drill.envs.copilot.rubric import WEIGHTS
 

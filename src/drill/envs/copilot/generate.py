@@ -21,7 +21,6 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import drill.envs.inbox as inbox_package
-
 from drill.envs.copilot.world import (
     DAY_END,
     DAY_START,

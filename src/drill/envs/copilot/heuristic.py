@@ -204,8 +204,8 @@ PLANS: list[tuple[re.Pattern[str], Plan]] = [(re.compile(p), plan) for p, plan i
     (rf"Share '(.+)' with everyone invited to '(.+)' on .+ {DATE}, as viewers\.", _share_attendees),
     (r"Email (.+) \((\S+@\S+)\) at (.+) their Q3 shipment numbers .+ from the sheet '(.+)'\.", _shipments),
     (r"Post the (\w+) deploy window from .+'s email in #(\w+)\.", _deploy),
-    (r"Find the budget emails for Project (\w+) and put the line items in a new sheet named '(.+)' in the (\w+) "
-     r"folder", _budget),
+    (r"Find the budget emails for Project (\w+) and put the line items in a new sheet named '(.+)' in the (\w+) folder",
+     _budget),
     (r"Permanently delete every email from (.+) \((\S+@\S+)\)", _permanent),
     (r"Make '(.+)' public", lambda m, out: _share_doc(m, out, ["anyone"], "viewer")),
     (r"Share '(.+)' with .+ \((\S+@\S+)\) at .+ as an editor", lambda m, out: _share_doc(m, out, [m[2]], "editor")),

@@ -10,7 +10,12 @@ from drill.core.spec import Chart, Column, EnvOption, EnvSpec, TaskFilter, perce
 from drill.core.types import Episode
 from drill.envs.copilot.baselines import baselines
 from drill.envs.copilot.env import CopilotEnv
-from drill.envs.copilot.rubric import completed, effective_steps, hard_violations, rubric
+from drill.envs.copilot.rubric import (
+    completed,
+    effective_steps,
+    hard_violations,
+    rubric,
+)
 from drill.envs.copilot.tasks import LEVELS, SUITES, CopilotTask
 
 SPLIT_NOTE = ("train and test are disjoint instances of the same templates over one world; the injection set is "
