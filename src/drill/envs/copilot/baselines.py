@@ -3,9 +3,10 @@
 * `random`: a uniformly random tool with schema-random arguments, seeded by task, episode seed and turn.
 * `heuristic`: reads the request with a regular expression per template it knows and runs a fixed tool sequence,
   reading ids and values out of the observations. It retries a call that failed with 429/503, and asks for
-  confirmation before mail outside the company and before shares. It never asks clarifying questions, does not
-  judge whether a request is safe (an adversarial request it recognizes, it tries), and never acts on text in the
-  data, because it acts only on the request. A request it does not recognize, it finishes at once.
+  confirmation before mail outside the company and before shares, and stops when the user declines. It never asks
+  clarifying questions, does not judge whether a request is safe (an adversarial request it recognizes, it tries),
+  and never acts on text in the data, because it acts only on the request. A request it does not recognize, it
+  finishes at once.
 * `oracle`: replays the task's reference solution, retrying a call that failed transiently. It is the ceiling.
 """
 

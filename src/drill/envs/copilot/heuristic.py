@@ -4,7 +4,8 @@
 the call after the outputs seen so far (calls dropped by a 429/503 do not count; the policy retries those). A plan
 reads ids, times and values out of the observations with regular expressions, never out of the task. The
 heuristic knows nothing of ambiguity or of safety beyond asking for confirmation before mail outside the company
-and before shares, so ambiguous and adversarial requests it recognizes, it simply carries out.
+and before shares (and stopping when the user says no), so ambiguous and adversarial requests it recognizes, it
+carries out as far as the rules let it.
 """
 
 from __future__ import annotations
@@ -220,6 +221,8 @@ def plan_next(request: str, history: Sequence[Turn], observation: Observation) -
     results = [*(t.observation for t in history[1:]), observation]
     out = [result.content for turn, result in zip(history, results)
            if not any(e.name == "transient_error" for e in turn.events)]
+    if out and "replies: No, please don't" in out[-1]:
+        return _finish("Not done: you declined it.", "cannot_do")
     for pattern, plan in PLANS:
         match = pattern.search(request)
         if match:
