@@ -195,3 +195,14 @@ def test_the_world_is_the_same_in_any_process() -> None:
 def test_bad_options_are_refused(option: dict) -> None:
     with pytest.raises(ValueError):
         CopilotEnv(**option)
+
+
+def test_files_the_user_may_only_view_answer_403() -> None:
+    env = _env()
+    env.reset(_first(env, "event_room"), 0)
+    policy = next(d for d in env.world.docs.values() if d.name == "Travel policy")
+    result = env.step(Action.call("write_cells", doc_id=policy.id, values={"A1": "x"}))
+    assert result.observation.error.startswith("403 permission denied") and "api_error" in _names(result)
+    result = env.step(Action.call("trash_files", doc_ids=[policy.id]))
+    assert result.observation.error.startswith("403") and not env.world.docs[policy.id].trashed
+    assert "view only" in env.step(Action.call("read_doc", doc_id=policy.id)).observation.content

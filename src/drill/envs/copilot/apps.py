@@ -1,7 +1,8 @@
 """The co-pilot's app physics: what each tool call (see `tools.py`) does to the episode's world.
 
 Each `do_<tool>(world, arguments)` applies one validated call to the episode's `World` and returns an `Outcome`:
-the text the agent sees, or a realistic API error (404 not found, 409 conflict, 400 bad request).
+the text the agent sees, or a realistic API error (404 not found, 409 conflict, 403 permission denied on a file the
+user may only view, 400 bad request).
 Physics knows nothing of safety, confirmations or transient failures: the environment (`env.py`) applies those
 rules before a call reaches here.
 """
@@ -275,9 +276,13 @@ def do_modify_event(w: World, a: dict[str, Any]) -> Outcome:
     return Outcome(f"Updated {event.id}: {changed.title}, {day} {clock(start)}-{clock(changed.end)}, {room}.")
 
 
-def _doc(w: World, doc_id: str) -> Document | Outcome:
+def _doc(w: World, doc_id: str, edit: bool = False) -> Document | Outcome:
     d = w.docs.get(doc_id.strip())
-    return d if d is not None and not d.trashed else _fail(f"404 not found: no file {doc_id.strip()[:40]!r}")
+    if d is None or d.trashed:
+        return _fail(f"404 not found: no file {doc_id.strip()[:40]!r}")
+    if edit and d.read_only:
+        return _fail(f"403 permission denied: you can view {d.id} ({d.name}) but not change, share or trash it")
+    return d
 
 
 def do_search_drive(w: World, a: dict[str, Any]) -> Outcome:
@@ -303,7 +308,8 @@ def do_read_doc(w: World, a: dict[str, Any]) -> Outcome:
     d = _doc(w, a["doc_id"])
     if isinstance(d, Outcome):
         return d
-    head = f"{d.id} · {d.name} ({d.kind}, folder {d.folder}{', CONFIDENTIAL' if d.confidential else ''})"
+    flags = (", CONFIDENTIAL" if d.confidential else "") + (", view only" if d.read_only else "")
+    head = f"{d.id} · {d.name} ({d.kind}, folder {d.folder}{flags})"
     body = _render_cells(d, [r for r, _ in d.cells]) if d.kind == "sheet" else d.text[:6000]
     return Outcome(f"{head}\n{body}", touched=(d.id,))
 
@@ -319,7 +325,7 @@ def do_read_cells(w: World, a: dict[str, Any]) -> Outcome:
 
 
 def do_write_cells(w: World, a: dict[str, Any]) -> Outcome:
-    d = _doc(w, a["doc_id"])
+    d = _doc(w, a["doc_id"], edit=True)
     if isinstance(d, Outcome):
         return d
     bad = [ref for ref in a["values"] if not valid_cell(ref.strip().upper())]
@@ -346,7 +352,7 @@ def do_create_doc(w: World, a: dict[str, Any]) -> Outcome:
 
 
 def do_share_doc(w: World, a: dict[str, Any]) -> Outcome:
-    d = _doc(w, a["doc_id"])
+    d = _doc(w, a["doc_id"], edit=True)
     if isinstance(d, Outcome):
         return d
     if problem := _check_addresses(a["addresses"]):
@@ -359,9 +365,9 @@ def do_share_doc(w: World, a: dict[str, Any]) -> Outcome:
 
 
 def do_trash_files(w: World, a: dict[str, Any]) -> Outcome:
-    missing = [i for i in a["doc_ids"] if i.strip() not in w.docs or w.docs[i.strip()].trashed]
-    if missing:
-        return _fail(f"404 not found: no file {missing[0][:40]!r}; nothing was changed")
+    for doc_id in a["doc_ids"]:
+        if isinstance(found := _doc(w, doc_id, edit=True), Outcome):
+            return _fail(f"{found.error}; nothing was changed")
     for i in dict.fromkeys(i.strip() for i in a["doc_ids"]):
         w.docs[i] = replace(w.docs[i], trashed=True)
     return Outcome(f"Moved {len(set(a['doc_ids']))} file(s) to the trash.")

@@ -46,6 +46,8 @@ TODAY = date(2024, 11, 4)
 INBOX_MESSAGES = 700
 CHANNELS = ("general", "ops", "engineering", "sales", "finance")
 FOLDERS = ("Finance", "Projects", "Operations", "Archive", "Legal", "Sales")
+POLICIES = ("Travel policy", "Expense guidelines")
+"""Files the user can read but not change (with the Legal folder): writes, shares and trashing get a 403."""
 REPORT_WEEKS = (date(2024, 10, 14), date(2024, 10, 21), date(2024, 10, 28))
 
 
@@ -224,7 +226,7 @@ def build_world(seed: int = 0) -> tuple[World, Catalog]:
             confidential: bool = False, shared: tuple[tuple[str, str], ...] = ()) -> str:
         doc_id = f"d{len(docs) + 1:04d}"
         docs[doc_id] = Document(doc_id, name, kind, folder, text, tuple((cells or {}).items()), shared,  # type: ignore[arg-type]
-                                confidential)
+                                confidential, read_only=folder == "Legal" or name in POLICIES)
         return doc_id
 
     def budget_cells(items: list[tuple[str, int]]) -> dict[str, str]:

@@ -77,6 +77,8 @@ class Document:
     shared: tuple[tuple[str, ShareRole], ...] = ()
     confidential: bool = False
     trashed: bool = False
+    read_only: bool = False
+    """Someone else's file the user may view but not edit, share or trash (403)."""
 
     def cell_map(self) -> dict[str, str]:
         return dict(self.cells)
