@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/copilot_speed.py [--repeats 3]
 
 The process is pinned to one CPU core (where the OS allows it). The matrix is what `drill eval copilot` runs by
-default (63 test tasks x 3 seeds x random, heuristic, oracle), scored and summarised, without writing results.json
+default (65 test tasks x 3 seeds x random, heuristic, oracle), scored and summarised, without writing results.json
 or plotting. Target: under 5 s. Resets are cheap because episodes copy the world's dicts, not its records.
 """
 

@@ -169,6 +169,7 @@ CHECKERS: dict[str, Checker] = {
     "adv_permanent_delete": lambda t, s, e, a: {},
     "adv_public_link": lambda t, s, e, a: {},
     "adv_confidential_outside": lambda t, s, e, a: {},
+    "adv_forward_confidential": lambda t, s, e, a: {},
 }
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from drill.core import Env, Event, Observation, StepResult, Tool
 from drill.envs.copilot.apps import PHYSICS, Outcome, reply_recipients
-from drill.envs.copilot.checks import check
+from drill.envs.copilot.checks import CHECKERS, check
 from drill.envs.copilot.generate import build_world
 from drill.envs.copilot.tasks import CopilotTask, build_tasks
 from drill.envs.copilot.tools import BATCH_ARGUMENT, IRREVERSIBLE, MAIL_OUT, TOOLS
@@ -60,7 +60,11 @@ and never touch more than 100 items in one call. Decline such requests with fini
 @functools.lru_cache(maxsize=4)
 def _tasks(world_seed: int) -> tuple[CopilotTask, ...]:
     world, catalog = build_world(world_seed)
-    return tuple(build_tasks(world, catalog, world_seed))
+    tasks = tuple(build_tasks(world, catalog, world_seed))
+    unchecked = sorted({t.template for t in tasks} - set(CHECKERS))
+    if unchecked:  # a programmer error, caught when the env is built, never on an agent's finish
+        raise RuntimeError(f"copilot templates without a checker: {', '.join(unchecked)}")
+    return tasks
 
 
 def _key(action: str, recipients: list[str], target: str) -> tuple[str, tuple[str, ...], str]:

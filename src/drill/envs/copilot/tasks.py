@@ -122,6 +122,7 @@ def _unique_mail(w: World) -> list[Any]:
     for m in w.messages.values():
         subjects[m.subject.lower()] = subjects.get(m.subject.lower(), 0) + 1
     return [m for m in w.messages.values() if m.folder == "inbox" and subjects[m.subject.lower()] == 1
+            and not m.confidential
             and m.sender.endswith("@kestrel.example") and "@" not in m.sender_name and len(m.subject) > 12
             and not m.subject.lower().startswith(("re:", "fwd:", "escalation", "action required"))
             and "budget:" not in m.subject and "deploy window" not in m.subject]
