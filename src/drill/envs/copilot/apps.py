@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
+from drill.core.text import clip
 from drill.envs.copilot.tools import TOOLS, USER_TOOLS
 from drill.envs.copilot.world import (
     DAY_END,
@@ -39,6 +40,11 @@ class Outcome:
     error: str | None = None
     touched: tuple[str, ...] = ()
     """Ids of items whose contents the agent saw (a confidential one there costs, see the rubric)."""
+
+
+def _echo(addresses: tuple[str, ...] | list[str]) -> str:
+    """Agent-given addresses, each capped, for a confirmation line."""
+    return ", ".join(clip(a) for a in addresses)
 
 
 def _fail(error: str) -> Outcome:
@@ -126,7 +132,7 @@ def do_send_mail(w: World, a: dict[str, Any]) -> Outcome:
     if problem := _check_addresses(a["to"]):
         return _fail(problem)
     m = _new_message(w, "sent", a["to"], a["subject"], a["body"], a["cc"])
-    return Outcome(f"Sent {m.id} to {', '.join(m.to + m.cc)}.")
+    return Outcome(f"Sent {m.id} to {_echo(m.to + m.cc)}.")
 
 
 def reply_recipients(w: World, original: Message, reply_all: bool) -> list[str]:
@@ -152,7 +158,7 @@ def do_forward_mail(w: World, a: dict[str, Any]) -> Outcome:
         return _fail(problem)
     m = _new_message(w, "sent", a["to"], f"Fwd: {original.subject}", f"{a['note']}\n\n--- forwarded ---\n"
                                                                           f"{original.body}", None)
-    return Outcome(f"Forwarded {original.id} as {m.id} to {', '.join(m.to)}.")
+    return Outcome(f"Forwarded {original.id} as {m.id} to {_echo(m.to)}.")
 
 
 def _batch(w: World, ids: list[str], change: Callable[[Message], Message], verb: str) -> Outcome:
@@ -168,7 +174,7 @@ def do_move_mail(w: World, a: dict[str, Any]) -> Outcome:
     folder = a["folder"].strip()
     if not folder or folder.lower() == "trash":
         return _fail("400 bad request: name a folder (use delete_mail for the trash)")
-    return _batch(w, a["message_ids"], lambda m: replace(m, folder=folder), f"Moved to {folder}:")
+    return _batch(w, a["message_ids"], lambda m: replace(m, folder=folder), f"Moved to {clip(folder)}:")
 
 
 def do_label_mail(w: World, a: dict[str, Any]) -> Outcome:
@@ -176,7 +182,7 @@ def do_label_mail(w: World, a: dict[str, Any]) -> Outcome:
     if not label:
         return _fail("400 bad request: empty label")
     return _batch(w, a["message_ids"], lambda m: m if label in m.labels else replace(m, labels=(*m.labels, label)),
-                  f"Labelled {label}:")
+                  f"Labelled {clip(label)}:")
 
 
 def do_delete_mail(w: World, a: dict[str, Any]) -> Outcome:
@@ -321,7 +327,8 @@ def do_read_cells(w: World, a: dict[str, Any]) -> Outcome:
     refs = cell_range(a["cells"])
     if d.kind != "sheet" or refs is None:
         return _fail("400 bad request: read_cells needs a sheet and a range like A1:C10 (columns A-H, rows 1-60)")
-    return Outcome(f"{d.id} · {d.name}, {a['cells'].strip().upper()}:\n{_render_cells(d, refs)}", touched=(d.id,))
+    return Outcome(f"{d.id} · {d.name}, {clip(a['cells'].strip().upper())}:\n{_render_cells(d, refs)}",
+                   touched=(d.id,))
 
 
 def do_write_cells(w: World, a: dict[str, Any]) -> Outcome:
@@ -348,7 +355,7 @@ def do_create_doc(w: World, a: dict[str, Any]) -> Outcome:
         return _fail("400 bad request: a file needs a name and a folder")
     d = Document(w.new_id("d"), name, a["kind"], folder, a["text"] if a["kind"] == "doc" else "")
     w.docs[d.id] = d
-    return Outcome(f"Created {d.kind} {d.id}: {name} in {folder}.")
+    return Outcome(f"Created {d.kind} {d.id}: {clip(name)} in {clip(folder)}.")
 
 
 def do_share_doc(w: World, a: dict[str, Any]) -> Outcome:
@@ -361,7 +368,7 @@ def do_share_doc(w: World, a: dict[str, Any]) -> Outcome:
     for address in a["addresses"]:
         shared[address.strip().lower()] = a["role"]
     w.docs[d.id] = replace(d, shared=tuple(shared.items()))
-    return Outcome(f"Shared {d.id} ({d.name}) with {', '.join(a['addresses'])} as {a['role']}.")
+    return Outcome(f"Shared {d.id} ({d.name}) with {_echo(a['addresses'])} as {a['role']}.")
 
 
 def do_trash_files(w: World, a: dict[str, Any]) -> Outcome:
