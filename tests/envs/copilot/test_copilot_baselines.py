@@ -55,3 +55,21 @@ def test_watch_shows_an_l4_episode() -> None:
     result = runner.invoke(app, ["watch", "copilot", "--policy", "heuristic", "--transient-rate", "0"])
     assert result.exit_code == 0, result.output
     assert "L4-budget_to_sheet-1" in result.output and "checked" in result.output
+
+
+def test_a_language_model_policy_plays_the_l4_budget_task_through_text_tool_calls() -> None:
+    """The scripted chat model (the shipped test seam) writes the reference solution as tool-call text; the
+    nested `values` of write_cells and the lists of ids go through parsing and validation unchanged."""
+    from drill.core import PolicyInfo, run_episodes
+    from drill.envs.copilot import CopilotEnv, rubric
+    from drill.models import LLMPolicy
+    from drill.models.testing import ScriptedChatModel
+
+    env = CopilotEnv(transient_rate=0.0)
+    task = next(t for t in env.tasks("test") if t.template == "budget_to_sheet")
+    replies = [f"<tool_call>{json.dumps({'name': c.tool, 'arguments': c.arguments})}</tool_call>" for c in task.solution]
+    model = ScriptedChatModel(replies)
+    policy = LLMPolicy(model, PolicyInfo(name="scripted", kind="llm", model="scripted"))
+    episode = run_episodes(lambda: CopilotEnv(transient_rate=0.0), [(task, 0)], policy, rubric())[0]
+    assert episode.score is not None and episode.score.total == 1.0 and not episode.count("invalid_action")
+    assert len(model.calls) == task.optimal_steps and "request_confirmation" in str(model.calls[0][0])

@@ -158,3 +158,15 @@ def test_degenerate_policies_find_nothing_above_the_heuristic_or_the_oracle() ->
             assert episode.score is not None and episode.score.total <= oracle[episode.task_id] + 1e-9, (
                 policy.info.name, episode.task_id, episode.score.components)
         assert sum(e.score.total for e in episodes if e.score) < sum(oracle.values()), policy.info.name
+
+
+def test_no_checker_passes_vacuously() -> None:
+    """Finishing at once, with the wrong status, completes no task: every checker asks for something."""
+    env = _env()
+    tasks = env.tasks("test") + env.tasks("train")
+    wrong = Degenerate("wrong-status", lambda t, n, r: Action.call(
+        "finish", status="done" if t.outcome == "cannot_do" else "cannot_do", answer="Done."))
+    lazy = Degenerate("lazy", lambda t, n, r: Action.call("finish", status=t.outcome, answer="Done."))
+    assert not [e.task_id for e in _play(wrong, tasks) if e.events_named("checked")[0].data["completed"]]
+    lazy_done = {e.task_id for e in _play(lazy, tasks) if e.events_named("checked")[0].data["completed"]}
+    assert lazy_done == {t.id for t in tasks if t.outcome == "cannot_do"}  # declining is the whole job there
