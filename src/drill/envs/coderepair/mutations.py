@@ -187,9 +187,12 @@ def mutations(source: str, region_start: int = 0, entry_point: str | None = None
                     add(Mutation(start, end, node.id, other, "wrong variable"))
             if not search:
                 for body in (getattr(node, "body", None), getattr(node, "orelse", None)):
-                    if not isinstance(body, list) or len(body) < 2:
+                    if not isinstance(body, list):
                         continue
-                    for statement in body:
+                    code = [b for b in body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+                    if len(code) < 2:  # never the whole body: that would be "write the function", not a bug
+                        continue
+                    for statement in code:
                         if isinstance(statement, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)) \
                                 and statement.lineno == statement.end_lineno:
                             start, end = offsets.span(statement)

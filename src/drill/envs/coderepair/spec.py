@@ -12,7 +12,6 @@ from drill.core.types import Episode
 from drill.envs.coderepair.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
 from drill.envs.coderepair.env import CodeRepairEnv
 from drill.envs.coderepair.rubric import DEFAULT_WEIGHTS, all_hidden, hidden_passed, rubric, submission
-from drill.envs.coderepair.sandbox import isolation
 from drill.envs.coderepair.tasks import TIERS, CodeRepairTask
 
 
@@ -58,6 +57,6 @@ SPEC: EnvSpec[CodeRepairTask] = EnvSpec(
     charts=(Chart("components.png", "components", "coderepair: mean reward components per policy", "mean"),),
     batch=16,
     notes={"splits": "by HumanEval problem: no test problem appears in train under any mutation",
-           "sandbox": f"isolation on the machine that ran this: {isolation()}",
+           "sandbox": "new user, network and PID namespaces where unshare is permitted, else the audit hook alone",
            "weights": ", ".join(f"{k}={v}" for k, v in DEFAULT_WEIGHTS.items())},
 )
