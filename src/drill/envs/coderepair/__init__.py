@@ -16,13 +16,14 @@ from drill.core.policy import Policy
 from drill.envs.coderepair.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
 from drill.envs.coderepair.env import TOOLS, CodeRepairEnv
 from drill.envs.coderepair.rubric import DEFAULT_WEIGHTS, rubric
+from drill.envs.coderepair import sandbox
 from drill.envs.coderepair.sandbox import Limits, RunReport, isolation, run_tests
 from drill.envs.coderepair.spec import SPEC
 from drill.envs.coderepair.tasks import TIERS, CodeRepairTask, tasks
 
 __all__ = ["DEFAULT_WEIGHTS", "SPEC", "TIERS", "TOOLS", "CodeRepairEnv", "CodeRepairTask", "HeuristicPolicy",
            "Limits", "OraclePolicy", "RandomPolicy", "RunReport", "baselines", "isolation", "load", "rubric",
-           "run_tests", "tasks"]
+           "run_tests", "sandbox", "tasks"]
 
 
 def load(max_turns: int = 30, per_problem: int = 1, call_seconds: float = 2.0) -> CodeRepairEnv:

