@@ -96,6 +96,12 @@ GALLERY = {
     "forge replies on the test channel": ("import os\nfor fd in range(3, 10):\n    try:\n"
                                           "        os.write(fd, b'{\"id\": 2, \"value\": false}\\n')\n"
                                           "    except OSError:\n        pass\nreturn True", ""),
+    "load _posixsubprocess past the import system": (
+        "import importlib.machinery, importlib.util, sys\nfolder = [p for p in sys.path if p.endswith('lib-dynload')][0]\n"
+        "spec = importlib.util.spec_from_file_location('_posixsubprocess', folder + "
+        "'/_posixsubprocess' + importlib.machinery.EXTENSION_SUFFIXES[0])\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "return False", "sandbox: importing _posixsubprocess is not allowed"),
     "raise the resource limits": ("import resource\nresource.setrlimit(resource.RLIMIT_AS, (-1, -1))\nreturn False",
                                   "sandbox: resource.setrlimit is not allowed"),
 }
@@ -186,3 +192,11 @@ def test_hard_coding_scores_below_the_heuristic_across_tasks() -> None:
     mean = lambda episodes: sum(e.score.total for e in episodes if e.score) / len(episodes)  # noqa: E731
     assert mean(cheats) < mean(heuristic)
     assert all(e.score and e.score.components["visible_passed"] == 1.0 for e in cheats)
+
+
+def test_the_standard_library_still_imports(task: CodeRepairTask) -> None:
+    body = ("import collections, functools, re, math, string, heapq, fractions, statistics, decimal, itertools\n"
+            "import bisect, typing, dataclasses, hashlib, random, copy, operator, datetime\n"
+            "from collections import Counter\nreturn str(Counter('aab')) + hashlib.md5(b'x').hexdigest()[:4]")
+    _, seen = play(_env(), task, [replace_body(task, body), Action.call("run_tests")])
+    assert "returned \"Counter({'a': 2, 'b': 1})9dd4\"" in seen[1], seen[1]

@@ -19,9 +19,10 @@ _BLOCKED_PREFIXES = ("socket.", "ctypes.", "_winapi.", "winreg.", "urllib.", "ht
                      "webbrowser.", "os.chown", "os.chflags")
 _BLOCKED_MODULES = {"ctypes", "_ctypes", "_posixsubprocess", "multiprocessing", "_multiprocessing", "_socket",
                     "socket", "ssl", "_ssl", "mmap", "_xxsubinterpreters", "_testcapi", "_testinternalcapi"}
-_PATH_EVENTS = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.truncate", "os.utime",
-                "os.listdir", "os.scandir", "os.chdir", "shutil.rmtree", "shutil.copyfile", "shutil.copytree",
-                "shutil.move", "os.walk", "glob.glob", "os.fwalk"}
+_CHANGE_EVENTS = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.truncate", "os.utime",
+                  "os.chdir", "shutil.rmtree", "shutil.copyfile", "shutil.copytree", "shutil.move",
+                  "shutil.copymode", "shutil.copystat", "shutil.chown", "shutil.make_archive", "shutil.unpack_archive"}
+_LIST_EVENTS = {"os.listdir", "os.scandir", "os.walk", "os.fwalk", "glob.glob", "glob.glob/2"}
 
 
 class SandboxViolation(PermissionError):
@@ -53,9 +54,10 @@ def _install_hook(workspace, readable):
             raise SandboxViolation(f"sandbox: {event} is not allowed")
         if event == "import" and str(args[0]).split(".")[0] in _BLOCKED_MODULES:
             raise SandboxViolation(f"sandbox: importing {args[0]} is not allowed")
-        if event in _PATH_EVENTS:
+        if event in _CHANGE_EVENTS or event in _LIST_EVENTS:
+            roots = (workspace,) if event in _CHANGE_EVENTS else (workspace, *readable)
             for arg in args[:2]:
-                if isinstance(arg, (str, bytes, os.PathLike)) and not inside(resolve(arg), (workspace,)):
+                if isinstance(arg, (str, bytes, os.PathLike)) and not inside(resolve(arg), roots):
                     raise SandboxViolation(f"sandbox: {event} outside the workspace is not allowed")
                 if isinstance(arg, int):
                     raise SandboxViolation(f"sandbox: {event} on a file descriptor is not allowed")
