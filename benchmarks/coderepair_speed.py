@@ -15,13 +15,21 @@ sequential.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import statistics
 import time
 
 from drill.core import Action, run_episodes
-from drill.envs.coderepair import CodeRepairEnv, HeuristicPolicy, OraclePolicy, RandomPolicy, rubric, sandbox
+from drill.envs.coderepair import (
+    CodeRepairEnv,
+    HeuristicPolicy,
+    OraclePolicy,
+    RandomPolicy,
+    rubric,
+    sandbox,
+)
 
 
 def run_steps(env: CodeRepairEnv, steps: int, action: Action) -> float:
@@ -64,7 +72,7 @@ def main() -> None:
         jobs = [(t, 0) for t in tasks]
         for policy in (RandomPolicy(), HeuristicPolicy(), OraclePolicy()):
             start = time.perf_counter()
-            episodes = run_episodes(lambda: CodeRepairEnv(per_problem=per_problem), jobs, policy, rubric())
+            episodes = run_episodes(functools.partial(CodeRepairEnv, per_problem=per_problem), jobs, policy, rubric())
             elapsed = time.perf_counter() - start
             steps = sum(len(e.turns) for e in episodes)
             runs = sum(e.count("tests_run") + e.count("submitted") for e in episodes)

@@ -7,7 +7,14 @@ import json
 import pytest
 
 from drill.core import Action, run_episodes
-from drill.envs.coderepair import SPEC, CodeRepairEnv, HeuristicPolicy, OraclePolicy, RandomPolicy, rubric
+from drill.envs.coderepair import (
+    SPEC,
+    CodeRepairEnv,
+    HeuristicPolicy,
+    OraclePolicy,
+    RandomPolicy,
+    rubric,
+)
 from drill.envs.coderepair.baselines import candidates
 from drill.envs.coderepair.mutations import apply_all, mutations
 from drill.envs.coderepair.problems import problem, problems

@@ -189,7 +189,7 @@ def test_hard_coding_scores_below_the_heuristic_across_tasks() -> None:
     chosen = env.tasks("test")[:6]
     heuristic = run_episodes(lambda: CodeRepairEnv(), [(t, 0) for t in chosen], HeuristicPolicy(), rubric())
     cheats = [play(_env(), t, [hard_coded(t), Action.call("submit")])[0] for t in chosen]
-    mean = lambda episodes: sum(e.score.total for e in episodes if e.score) / len(episodes)  # noqa: E731
+    mean = lambda episodes: sum(e.score.total for e in episodes if e.score) / len(episodes)
     assert mean(cheats) < mean(heuristic)
     assert all(e.score and e.score.components["visible_passed"] == 1.0 for e in cheats)
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from drill.core.policy import Policy
+from drill.envs.coderepair import sandbox
 from drill.envs.coderepair.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
 from drill.envs.coderepair.env import TOOLS, CodeRepairEnv
 from drill.envs.coderepair.rubric import DEFAULT_WEIGHTS, rubric
-from drill.envs.coderepair import sandbox
 from drill.envs.coderepair.sandbox import Limits, RunReport, isolation, run_tests
 from drill.envs.coderepair.spec import SPEC
 from drill.envs.coderepair.tasks import TIERS, CodeRepairTask, tasks

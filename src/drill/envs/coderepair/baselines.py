@@ -49,7 +49,7 @@ def candidates(source: str, entry_point: str) -> list[Mutation]:
     """The single-token inverse mutations the heuristic tries: the direct swaps first (< for <=, + for -, ±1,
     and/or, a dropped `not`, swapped arguments or branches, one other variable), then the wider family
     (every other comparison or arithmetic operator, an inserted `not`, every other variable)."""
-    rank = lambda m: (KIND_ORDER.index(m.kind) if m.kind in KIND_ORDER else 99, m.start, m.new)  # noqa: E731
+    rank = lambda m: (KIND_ORDER.index(m.kind) if m.kind in KIND_ORDER else 99, m.start, m.new)
     swaps = sorted((m for m in mutations(source, 0, entry_point) if m.kind in KIND_ORDER), key=rank)
     keys = {m.key for m in swaps}
     wider = sorted((m for m in mutations(source, 0, entry_point, search=True) if m.key not in keys), key=rank)

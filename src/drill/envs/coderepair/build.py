@@ -26,7 +26,7 @@ LIMITS = Limits(call_seconds=1.0, run_seconds=10.0)
 
 def _order(p: Problem) -> list[Mutation]:
     found = list(mutations(p.canonical, len(p.prompt), p.entry_point))
-    rank = lambda m: hashlib.sha256(f"{p.id}:{m.start}:{m.end}:{m.new}".encode()).hexdigest()  # noqa: E731
+    rank = lambda m: hashlib.sha256(f"{p.id}:{m.start}:{m.end}:{m.new}".encode()).hexdigest()
     by_kind: dict[str, list[Mutation]] = {}
     for m in sorted(found, key=rank):
         by_kind.setdefault(m.kind, []).append(m)

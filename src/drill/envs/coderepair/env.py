@@ -19,8 +19,8 @@ from drill.core.env import Env
 from drill.core.tools import Tool
 from drill.core.types import Event, Observation, StepResult
 from drill.envs.coderepair import sandbox
-from drill.envs.coderepair.sandbox import Limits, RunReport
 from drill.envs.coderepair.problems import problem
+from drill.envs.coderepair.sandbox import Limits, RunReport
 from drill.envs.coderepair.tasks import CodeRepairTask, tasks
 
 FILE = "solution.py"

@@ -161,7 +161,7 @@ def mutations(source: str, region_start: int = 0, entry_point: str | None = None
                 body = offsets.line_span(node.body[0], node.body[-1])
                 other = offsets.line_span(node.orelse[0], node.orelse[-1])
                 body_text, other_text = source[body[0]:body[1]], source[other[0]:other[1]]
-                indent = lambda t: len(t) - len(t.lstrip(" "))  # noqa: E731
+                indent = lambda t: len(t) - len(t.lstrip(" "))
                 if body[1] <= other[0] and indent(body_text) == indent(other_text) and "#" not in source[body[0]:other[1]]:
                     middle = source[body[1]:other[0]]
                     add(Mutation(body[0], other[1], source[body[0]:other[1]], other_text + middle + body_text,

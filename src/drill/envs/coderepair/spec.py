@@ -11,7 +11,13 @@ from drill.core.spec import Chart, Column, EnvOption, EnvSpec, TaskFilter, perce
 from drill.core.types import Episode
 from drill.envs.coderepair.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
 from drill.envs.coderepair.env import CodeRepairEnv
-from drill.envs.coderepair.rubric import DEFAULT_WEIGHTS, all_hidden, hidden_passed, rubric, submission
+from drill.envs.coderepair.rubric import (
+    DEFAULT_WEIGHTS,
+    all_hidden,
+    hidden_passed,
+    rubric,
+    submission,
+)
 from drill.envs.coderepair.tasks import TIERS, CodeRepairTask
 
 
