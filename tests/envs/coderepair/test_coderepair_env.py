@@ -151,3 +151,15 @@ def test_the_buggy_file_is_the_canonical_one_with_the_planted_edits() -> None:
     task = CodeRepairEnv().task("humaneval-3-a")
     assert apply_all(task.canonical, []) == task.canonical
     assert task.buggy.replace("balance -= op", "balance += op") == task.canonical
+
+
+def test_reports_list_set_items_in_a_stable_order() -> None:
+    from drill.envs.coderepair.sandbox import stable_repr
+
+    assert stable_repr({"b", "a", "c"}) == "{'a', 'b', 'c'}" and stable_repr(set()) == "set()"
+    assert stable_repr((1,)) == "(1,)" and stable_repr({"k": [frozenset({2, 1})]}) == "{'k': [frozenset({1, 2})]}"
+    task = CodeRepairEnv().task("humaneval-3-a")
+    body = "    return {'pear', 'apple', 'fig', 'kiwi'}"
+    _, seen = play(CodeRepairEnv(), task, [Action.call("replace_lines", path="solution.py", start=15, end=20,
+                                                       text=body), Action.call("run_tests")])
+    assert "returned {'apple', 'fig', 'kiwi', 'pear'}" in seen[1], seen[1]

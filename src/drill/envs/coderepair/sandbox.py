@@ -149,8 +149,26 @@ def _decode(value: Any, depth: int = 0) -> Any:
     raise ValueError("the reply is not plain data")
 
 
+def stable_repr(value: Any) -> str:
+    """repr(), except that sets list their items sorted: a set's own order depends on the process's hash seed,
+    and reports must be the same in every process."""
+    kind = type(value)
+    if kind in (set, frozenset):
+        items = ", ".join(sorted(stable_repr(v) for v in value))
+        if kind is frozenset:
+            return f"frozenset({{{items}}})" if value else "frozenset()"
+        return f"{{{items}}}" if value else "set()"
+    if kind is list:
+        return "[" + ", ".join(stable_repr(v) for v in value) + "]"
+    if kind is tuple:
+        return "(" + ", ".join(stable_repr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if kind is dict:
+        return "{" + ", ".join(f"{stable_repr(k)}: {stable_repr(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 def _short(value: Any, limit: int = 200) -> str:
-    text = repr(value)
+    text = stable_repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
