@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from contextlib import ExitStack
 from typing import Any
 
 from websockets.sync.client import ClientConnection, connect
@@ -46,6 +47,7 @@ class RemoteEnv:
         self.url, self.local, self.timeout, self.max_size = ws_url(url), local, timeout, max_size
         self.name, self.roles = local.name, local.roles
         self._socket: ClientConnection | None = None
+        self._stack = ExitStack()
         self._done = False
         self.final_score: Score | None = None
 
@@ -83,13 +85,14 @@ class RemoteEnv:
             try:
                 self._socket.send(json.dumps({"type": "close"}))
             finally:
-                self._socket.close()
                 self._socket = None
+                self._stack.close()
 
     def _send(self, message: dict[str, Any]) -> dict[str, Any]:
         if self._socket is None:
             try:
-                self._socket = connect(self.url, open_timeout=self.timeout, max_size=self.max_size)
+                self._socket = self._stack.enter_context(connect(self.url, open_timeout=self.timeout,
+                                                                 max_size=self.max_size))
             except OSError as exc:
                 raise RemoteEnvError(f"cannot reach {self.url}: {exc}") from exc
         self._socket.send(json.dumps(message))  # ASCII: lone surrogates travel escaped, as JSON allows
