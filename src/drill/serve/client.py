@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import urllib.request
 from contextlib import ExitStack
 from typing import Any
 
@@ -26,7 +27,7 @@ from drill.core.env import Env
 from drill.core.spec import EnvSpec
 from drill.core.types import Action, Event, Observation, Score, StepResult, Task
 
-__all__ = ["RemoteEnv", "RemoteEnvError", "remote_spec", "ws_url"]
+__all__ = ["RemoteEnv", "RemoteEnvError", "check_server", "remote_spec", "ws_url"]
 
 
 class RemoteEnvError(RuntimeError):
@@ -108,9 +109,31 @@ def _observation(fields: dict[str, Any]) -> Observation:
                                        ("role", "content", "step", "tools", "instructions", "error")})
 
 
+def check_server(url: str, name: str, options: dict[str, Any], timeout: float = 10.0) -> None:
+    """OSError if nothing answers at `url`; ValueError if it serves another environment, or the same one with other
+    options (the episodes would differ from local ones)."""
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/web/info", timeout=timeout) as response:
+            info = json.loads(response.read())
+    except (OSError, ValueError) as exc:
+        raise OSError(f"cannot reach a served environment at {url}: {exc}") from None
+    if info.get("env") != name:
+        raise ValueError(f"{url} serves {info.get('env')!r}, not {name!r}")
+    if info.get("options") != options:
+        raise ValueError(f"{url} serves {name} with options {info.get('options')}, not {options}; "
+                         "give the same -E options on both sides")
+
+
 def remote_spec(spec: EnvSpec, url: str) -> EnvSpec:
-    """`spec` whose `load(**options)` gives a `RemoteEnv` on `url` (tasks from a local env with those options)."""
+    """`spec` whose `load(**options)` gives a `RemoteEnv` on `url` (tasks from a local env with those options).
+    The first load checks that `url` serves this environment."""
+    checked = False
+
     def load(**options: Any) -> Any:
+        nonlocal checked
+        if not checked:
+            check_server(url, spec.name, json.loads(json.dumps(options)))
+            checked = True
         return RemoteEnv(url, spec.load(**options))
 
     return dataclasses.replace(spec, load=load)
