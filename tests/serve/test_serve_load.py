@@ -5,6 +5,7 @@ here."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 from drill import registry
@@ -15,6 +16,7 @@ BENCHMARK = Path(__file__).parents[2] / "benchmarks" / "serve_load.py"
 def _benchmark():
     spec = importlib.util.spec_from_file_location("serve_load", BENCHMARK)
     module = importlib.util.module_from_spec(spec)
+    sys.modules["serve_load"] = module  # dataclasses look their module up
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
 
