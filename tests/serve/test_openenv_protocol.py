@@ -105,3 +105,24 @@ def test_openenv_validate_passes_against_the_running_server(serve) -> None:
     assert all(c["passed"] for c in report["criteria"]), report["criteria"]
     assert {c["id"] for c in report["criteria"]} >= {"health_endpoint", "metadata_endpoint", "schema_endpoint",
                                                       "mcp_endpoint", "mode_endpoint_consistency"}
+
+
+def test_a_model_policy_the_server_started_with_plays_turns_and_shows_its_model(serve) -> None:
+    """`drill serve --policy openai:MODEL` (here a loopback stub of an OpenAI-compatible server): offered on /web/info
+    with its model and load status, and every turn it plays says so."""
+    import httpx
+
+    from drill.models.testing import StubOpenAIServer, text_reply
+
+    reply = '<tool_call>{"name": "search_kb", "arguments": {"query": "certificate expired"}}</tool_call>'
+    with StubOpenAIServer(text_reply(lambda request: reply)) as stub:
+        server = serve("triage", "--mode", "agent", "--policy", "openai:stub-model", "--base-url", stub.base_url)
+        offered = httpx.get(server.url + "/web/info").json()["policies"]
+        assert set(offered) == {"random", "heuristic", "oracle", "openai:stub-model"}
+        assert offered["openai:stub-model"]["model"] == "stub-model"
+        with GenericEnvClient(base_url=server.url).sync() as client:
+            client.reset(seed=0)
+            result = client.step({"policy": "openai:stub-model"})
+        assert result.observation["policy"]["name"] == "openai:stub-model"
+        assert result.observation["action"]["tool"] == "search_kb"
+        assert result.observation["events"][0]["name"] == "searched"
