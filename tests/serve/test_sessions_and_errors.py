@@ -9,6 +9,7 @@ from contextlib import ExitStack
 
 import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from drill import registry
@@ -127,3 +128,46 @@ def test_the_client_says_why_the_server_refused(server) -> None:
         env.reset(spec.make({})().tasks("test")[0].model_copy(update={"id": "T-missing"}), 0)
     with pytest.raises(RemoteEnvError, match="cannot reach"):
         RemoteEnv("http://127.0.0.1:9", spec.make({"mode": "agent"})()).reset(env.tasks()[0], 0)
+
+
+def test_an_oversized_websocket_message_closes_that_socket_only(server) -> None:
+    with ws(server.url) as socket:
+        socket.send(json.dumps({"type": "step", "data": {"tool": "search_kb", "arguments": {"query": "x" * 5000}}}))
+        with pytest.raises(ConnectionClosed) as closed:
+            socket.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    assert httpx.get(server.url + "/health").json() == {"status": "healthy"}
+
+
+NASTY = ['', 'null', '[]', '"text"', '1e999', '{"a": NaN}', '\xff\xfe', '{"seed": 1e30}', '{"seed": 9223372036854775808}',
+         '{"episode_id": "' + 'e' * 300 + '"}', '{"task_id": {"$ne": 1}}', '{"running_score": "yes"}',
+         '{"action": null}', '{"action": {"tool": NaN}}', '{"action": {"tool": "\\ud800x", "colour": Infinity}}', '{"action": []}', '{"action": {"arguments": "\\ud800"}}', '{"action": {"policy": 5}}',
+         '{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "x", "arguments": 5}, "id": 1}',
+         '{"jsonrpc": "2.0", "method": "tools/list", "params": [], "id": 1}']
+
+
+@pytest.mark.parametrize("route", ["/reset", "/step", "/mcp"])
+def test_no_body_makes_the_server_answer_500(server, route: str) -> None:
+    for body in NASTY:
+        response = httpx.post(server.url + route, content=body.encode("utf-8", "surrogatepass"),
+                              headers={"content-type": "application/json"})
+        assert response.status_code < 500, (body, response.status_code, response.text)
+    for path in ("/state", "/schema", "/metadata", "/web/info", "/web", "/nope"):
+        assert httpx.get(server.url + path).status_code < 500
+
+
+WS_NASTY = ['{"type": "step", "data": {"tool": "\\ud800", "colour": NaN}}', '{"type": "reset", "data": []}',
+            '{"type": "reset", "data": {"seed": 1e999}}', '{"type": "reset", "data": {"episode_id": 5}}',
+            '{"type": "step", "data": {"tool": "search_kb", "arguments": {"query": "\\ud800\\u0000"}}}',
+            '{"type": "step", "data": {"policy": ["oracle"]}}', '{"type": ["reset"]}', '[]', '7', 'null',
+            '{"type": "mcp", "data": {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "search_kb", '
+            '"arguments": {"query": 5}}, "id": 1}}']
+
+
+def test_nasty_websocket_messages_get_error_frames_and_the_session_goes_on(server) -> None:
+    with ws(server.url) as socket:
+        assert ask(socket, {"type": "reset", "data": {"seed": 0}})["type"] == "observation"
+        for message in WS_NASTY:
+            reply = ask(socket, message)
+            assert reply["type"] in ("error", "observation", "mcp"), (message, reply)
+        assert ask(socket, {"type": "reset", "data": {"seed": 0}})["type"] == "observation"

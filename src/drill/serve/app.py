@@ -9,17 +9,21 @@ past `max_sessions` and drops sessions idle for `idle_timeout` seconds. As in Op
 `/step` are stateless (a fresh environment per request); an episode is played over `/ws`.
 
 Drill adds: a request-body cap (413 past `max_body`; WebSocket messages past it close the socket with 1009),
-4xx answers with a message for every `ServeError`, `/web` (the page, one static file) and `/web/info` (the
+4xx answers with a message for every `ServeError`, validation answers that stay JSON whatever the bad input held
+(NaN, lone surrogates), a VALIDATION_ERROR frame for a WebSocket message that is not a JSON object, `/web` (the page, one static file) and `/web/info` (the
 tasks by id and group, the roles, the policies offered with their model and load status; never ground truth).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig
@@ -79,6 +83,51 @@ class BodyLimit:
         await response({"type": "http"}, None, send)  # type: ignore[arg-type]
 
 
+class NonObjectFrames:
+    """ASGI middleware: a WebSocket message that is JSON but not an object (`[]`, `7`, `null`) gets OpenEnv's
+    VALIDATION_ERROR frame and the session goes on (OpenEnv's handler would end the session on it)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            return await self.app(scope, receive, send)
+
+        async def checked() -> dict:
+            while True:
+                message = await receive()
+                text = message.get("text") if message["type"] == "websocket.receive" else None
+                if text is None or text.lstrip()[:1] == "{":
+                    return message
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    return message  # OpenEnv answers INVALID_JSON itself
+                if isinstance(value, dict):
+                    return message
+                frame = {"type": "error", "data": {"message": f"a message must be a JSON object, got "
+                                                              f"{type(value).__name__}", "code": "VALIDATION_ERROR"}}
+                await send({"type": "websocket.send", "text": json.dumps(frame)})
+
+        await self.app(scope, checked, send)
+
+
+def _json_safe(value: Any) -> Any:
+    """Validation details as JSON: the echoed input may hold NaN, infinities, bytes or lone surrogates."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")[:600]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return str(value)[:600]
+
+
 def build_app(served: ServedEnv, config: ServeConfig = ServeConfig()) -> FastAPI:
     """The app serving `served` with `config`'s limits. See the module docstring."""
     spec = served.spec
@@ -91,6 +140,14 @@ def build_app(served: ServedEnv, config: ServeConfig = ServeConfig()) -> FastAPI
     @app.exception_handler(ServeError)
     async def _serve_error(_: Request, exc: ServeError) -> JSONResponse:
         return JSONResponse({"detail": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _json_safe(exc.errors())}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(_: Request, exc: HTTPException) -> JSONResponse:  # OpenEnv's 422 carries the bad input
+        return JSONResponse({"detail": _json_safe(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
     server.register_routes(app)
 
@@ -120,4 +177,5 @@ def build_app(served: ServedEnv, config: ServeConfig = ServeConfig()) -> FastAPI
 
     app.state.openenv = server
     app.add_middleware(BodyLimit, max_body=config.max_body)
+    app.add_middleware(NonObjectFrames)
     return app

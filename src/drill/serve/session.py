@@ -109,6 +109,8 @@ class ServedEnv:
     """Policy name -> factory: the baselines, and any model policy the server was started with (built once)."""
 
     def __post_init__(self) -> None:
+        self.model_lock = threading.Lock()
+        """Model policies are shared by every session: one turn at a time (scripted ones are built per session)."""
         env = self.make_env()
         self.roles: tuple[str, ...] = env.roles
         self.tasks: dict[str, Task] = {t.id: t for split in ("test", "train") for t in env.tasks(split)}
@@ -200,8 +202,12 @@ class EpisodeSession(Environment[DrillAction, DrillObservation, DrillState]):
             if wire.policy not in self.policy_cache:
                 self.policy_cache[wire.policy] = self.served.resolve(wire.policy)
             policy = self.policy_cache[wire.policy][observation.role]
-            action = policy.act([PolicyInput(task=self.task, seed=self.seed, observation=observation,
-                                             history=tuple(self.turns))])[0]
+            policy_input = PolicyInput(task=self.task, seed=self.seed, observation=observation, history=tuple(self.turns))
+            if policy.info.kind == "scripted":
+                action = policy.act([policy_input])[0]
+            else:
+                with self.served.model_lock:
+                    action = policy.act([policy_input])[0]
             info = policy.info
         else:
             action = Action(tool=wire.tool, arguments=wire.arguments, parse_error=wire.parse_error)
