@@ -124,7 +124,7 @@ def main() -> None:
     print(f"machine: {machine()}; server: one `drill serve` process (uvicorn, one worker)")
     for name in args.env or ["triage", "chaosops"]:
         options = {"mode": "agent"} if name == "triage" else {}
-        flags = [f for k, v in options.items() for f in (f"-E", f"{k}={v}")]
+        flags = [f for k, v in options.items() for f in ("-E", f"{k}={v}")]
         server = Served(name, tuple(flags + ["--max-sessions", str(max(256, args.sessions))]))
         try:
             result = run_load(server.url, name, registry.get(name).parse_options(options), args.sessions, args.policy)

@@ -51,7 +51,7 @@ def test_the_same_episode_byte_for_byte_locally_and_over_http(serve, spec: EnvSp
     for policy in (baselines["random"](), baselines["heuristic"](), Hostile(baselines["oracle"]())):
         remotes: list[RemoteEnv] = []
 
-        def make_remote() -> RemoteEnv:
+        def make_remote(remotes: list[RemoteEnv] = remotes) -> RemoteEnv:
             remotes.append(RemoteEnv(server.url, spec.make({})()))
             return remotes[-1]
 

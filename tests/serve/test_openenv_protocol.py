@@ -98,7 +98,7 @@ def test_openenv_validate_passes_against_the_running_server(serve) -> None:
     server = serve("triage")
     openenv = Path(sys.executable).parent / "openenv"
     done = subprocess.run([str(openenv), "validate", "--url", server.url, "--json"], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["mode"] == "simulation"

@@ -104,8 +104,13 @@ def test_unknown_and_idle_sessions_are_refused(server) -> None:
     assert "Unknown session_id" in _mcp(server, "tools/list", session_id="not-a-session")["error"]["message"]
     session = _mcp(server, "openenv/session/create")["result"]["session_id"]
     assert _mcp(server, "tools/list", session_id=session)["result"] == {"tools": []}  # no episode yet
-    time.sleep(11)  # idle timeout 1 s; OpenEnv's reaper looks every max(timeout / 4, 5) s; every call is activity
-    assert "Unknown session_id" in _mcp(server, "tools/list", session_id=session)["error"]["message"]
+    with ws(server.url) as socket:
+        assert ask(socket, {"type": "reset", "data": {}})["type"] == "observation"
+        time.sleep(11)  # idle timeout 1 s; OpenEnv's reaper looks every max(timeout / 4, 5) s; every call is activity
+        assert "Unknown session_id" in _mcp(server, "tools/list", session_id=session)["error"]["message"]
+        expired = ask(socket, {"type": "step", "data": {"policy": "oracle"}})
+        assert expired["type"] == "error" and "idle for longer than the server's --idle-timeout" in \
+            expired["data"]["message"]
 
 
 def test_sessions_never_see_each_other(server) -> None:
@@ -160,8 +165,8 @@ WS_NASTY = ['{"type": "step", "data": {"tool": "\\ud800", "colour": NaN}}', '{"t
             '{"type": "reset", "data": {"seed": 1e999}}', '{"type": "reset", "data": {"episode_id": 5}}',
             '{"type": "step", "data": {"tool": "search_kb", "arguments": {"query": "\\ud800\\u0000"}}}',
             '{"type": "step", "data": {"policy": ["oracle"]}}', '{"type": ["reset"]}', '[]', '7', 'null',
-            '{"type": "mcp", "data": {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "search_kb", '
-            '"arguments": {"query": 5}}, "id": 1}}']
+            ('{"type": "mcp", "data": {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "search_kb", '
+             '"arguments": {"query": 5}}, "id": 1}}')]
 
 
 def test_nasty_websocket_messages_get_error_frames_and_the_session_goes_on(server) -> None:

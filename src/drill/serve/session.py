@@ -147,6 +147,7 @@ class EpisodeSession(Environment[DrillAction, DrillObservation, DrillState]):
         self.policy_cache: dict[str, dict[str, Policy]] = {}
         self.mcp_server = _ToolServer(self)
         self._state = DrillState()
+        self.closed = False
 
     # -- OpenEnv's interface -------------------------------------------------------------------------------
 
@@ -166,6 +167,7 @@ class EpisodeSession(Environment[DrillAction, DrillObservation, DrillState]):
                                   "GET /web/info lists the task ids")
         if not isinstance(running_score, bool):
             raise ServeError(422, "running_score must be true or false")
+        self._check_open()
         with self.lock:
             self.task, self.seed, self.turns = self.served.tasks[task_id], seed, []
             self.running_score = running_score
@@ -175,8 +177,19 @@ class EpisodeSession(Environment[DrillAction, DrillObservation, DrillState]):
             return self._wire(self.observation, events=[], done=False, score=None)
 
     def step(self, action: DrillAction, timeout_s: float | None = None, **_: Any) -> DrillObservation:
+        self._check_open()
         with self.lock:
             return self._step(action)
+
+    def close(self) -> None:
+        """OpenEnv closes a session's environment when the session ends or idles out. A WebSocket that outlived
+        its session (OpenEnv's reaper does not close the socket) is told so on its next message."""
+        self.closed = True
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ServeError(410, "this session was closed (idle for longer than the server's --idle-timeout); "
+                                  "open a new session")
 
     @property
     def state(self) -> DrillState:
