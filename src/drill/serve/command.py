@@ -20,7 +20,7 @@ from drill.core.spec import EnvSpec
 from drill.evaluate.commands import _env_parameters, _options, _parameter
 from drill.policies import build_policy
 
-__all__ = ["register", "serve_command"]
+__all__ = ["serve_app", "serve_command"]
 
 
 def _config_parameters() -> list[inspect.Parameter]:
@@ -83,7 +83,18 @@ def serve_command(spec: EnvSpec) -> Callable[..., None]:
     return command
 
 
-def register(serve_app: typer.Typer, specs: Sequence[EnvSpec]) -> None:
+def _examples(name: str, flags: str = "") -> str:
+    return (f"Serve: drill serve {name}{flags} --port 8000 · page: http://127.0.0.1:8000/web · evaluate against it: "
+            f"drill eval {name}{flags} --env-url http://127.0.0.1:8000 · check it: openenv validate --url "
+            "http://127.0.0.1:8000 · train or play from Python: OpenEnv's GenericEnvClient, or drill.serve.RemoteEnv "
+            "with drill.core.run_episodes (docs/serving.md).")
+
+
+def serve_app(specs: Sequence[EnvSpec]) -> typer.Typer:
+    """`drill serve`, with one `drill serve NAME` per registered environment."""
+    app = typer.Typer(no_args_is_help=True, help="Serve an environment over OpenEnv's HTTP/WebSocket protocol, with a "
+                                                 "web page at /web.", epilog=_examples("triage", " --mode agent"))
     for spec in specs:
-        serve_app.command(spec.name, help=f"Serve {spec.name} over OpenEnv HTTP/WebSocket: {spec.summary}.")(
-            serve_command(spec))
+        app.command(spec.name, help=f"Serve {spec.name} over OpenEnv HTTP/WebSocket: {spec.summary}.",
+                    epilog=_examples(spec.name))(serve_command(spec))
+    return app
