@@ -24,6 +24,9 @@ except registry.RegistryError as _exc:  # a broken third-party registration: one
     err_console.print(f"[bold red]error:[/] {_exc}", highlight=False, soft_wrap=True)
     sys.exit(2)
 
+from drill.serve.command import serve_app  # noqa: E402
+
+app.add_typer(serve_app(list(registry.specs().values())), name="serve")
 from drill.train import cli as train_cli  # noqa: E402
 
 app.command("train")(train_cli.train)

@@ -8,7 +8,9 @@ Set these in ALL subclasses:
 
 * `name` — the environment's registry name;
 * `roles` — the roles that act, in a stable order;
-* `task_type` — the `Task` subclass its tasks are (the base checks it once, in `reset`).
+* `task_type` — the `Task` subclass its tasks are (the base checks it once, in `reset`);
+* `observation_type` — only if its observations subclass `Observation` with extra fields (ChaosOps' structured
+  view for scripted policies): they must serialize and parse back, so a served env's client rebuilds them.
 
 and implement `tasks`, `_reset`, `_tools`, `_apply`, `_reject` and `_acting`. Everything that touches
 agent input lives here, so every environment rejects bad input the same way.
@@ -55,6 +57,7 @@ class Env(ABC, Generic[TaskT]):
     name: ClassVar[str]
     roles: ClassVar[tuple[str, ...]]
     task_type: ClassVar[type[Task]] = Task
+    observation_type: ClassVar[type[Observation]] = Observation
 
     def __init__(self, **options: Any) -> None:
         self.options: dict[str, Any] = dict(options)

@@ -125,7 +125,12 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
     choices = describe_choices(spec.baselines(spec.parse_options({})))
 
     def command(**values: Any) -> None:
-        options, rubric_values, rubric, make_env, baselines = _setup(spec, values)
+        spec_ = spec
+        if values["env_url"]:  # --env-url: episodes played on a served env (drill serve), tasks and rubric local
+            from drill.serve.client import remote_spec
+
+            spec_ = remote_spec(spec, values["env_url"])
+        options, rubric_values, rubric, make_env, baselines = _setup(spec_, values)
         if values["split"] not in ("train", "test"):
             usage_error(f"unknown --split {values['split']!r}; choose train or test")
         if values["seeds"] < 1:
@@ -152,7 +157,7 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
         title = (f"{spec.name} · {values['split']} split · {len(tasks)} tasks x {seeds} seed{'s' if seeds > 1 else ''}"
                  + (f" · {settings}" if settings else ""))
         report_dir = spec.report_dir(options) if spec.report_dir else spec.name
-        evaluate(spec, options, policies, tasks, seeds, rubric, values["out"] or Path("reports") / report_dir, title,
+        evaluate(spec_, options, policies, tasks, seeds, rubric, values["out"] or Path("reports") / report_dir, title,
                  meta={"split": values["split"], "filters": chosen, "rubric_values": rubric_values},
                  keep_text=values["keep_text"])
 
@@ -169,6 +174,9 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
         _parameter("keep_text", bool, typer.Option(False, "--keep-text", help="Render and keep every observation's "
                                                    "text even when only scripted policies play.")),
         *_env_parameters(spec, repeatable_filters=True),
+        _parameter("env_url", Optional[str], typer.Option(None, "--env-url", help="Play the episodes on a served "
+                                                          f"environment (`drill serve {spec.name}`), e.g. "
+                                                          "http://127.0.0.1:8000; same options on both sides.")),
         *LLM_PARAMETERS,
     ])
     return command

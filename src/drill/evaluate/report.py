@@ -31,8 +31,9 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-_REPORT_EXCLUDE = {"turns": {"__all__": {"observation": {"tools", "instructions"}}}}
-"""A report keeps each turn's observation text but not its tool list and role brief, which repeat every turn."""
+_REPORT_EXCLUDE = {"turns": {"__all__": {"observation": {"tools", "instructions", "view"}}}}
+"""A report keeps each turn's observation text but not its tool list and role brief, which repeat every turn, nor
+an env's structured view (ChaosOps'), which holds the facts of the text."""
 
 
 def write_results(path: Path, meta: Mapping[str, Any], summary: Sequence[Mapping[str, Any]],

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SkipValidation
+from pydantic import Field
 
 from drill.core import Env, Event, Observation, StepResult, Task, Tool
 from drill.envs.chaosops.failures import (
@@ -156,11 +156,12 @@ def build_world(task: ChaosOpsTask, seed: int) -> WorldSim:
 class ChaosOpsObservation(Observation):
     """An Observation that also carries the role's structured view (`view`), for scripted policies.
 
-    The structured view is neither validated (the environment builds it) nor serialized: it holds the
-    same facts as `content`, and an episode replayed from its actions rebuilds it.
+    The environment builds it without validation (`model_construct`: it is trusted and on the hot path); it
+    serializes (as nested lists and objects) and parses back, so a served ChaosOps gives a client's heuristic
+    the same view. Reports leave it out (`drill.evaluate.report.write_results`): it holds the facts of `content`.
     """
 
-    view: SkipValidation[RoleView] = Field(exclude=True, repr=False)
+    view: RoleView | None = Field(default=None, repr=False)
 
 
 class ChaosOpsEnv(Env[ChaosOpsTask]):
@@ -171,6 +172,7 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
     name = "chaosops"
     roles = ROLES
     task_type = ChaosOpsTask
+    observation_type = ChaosOpsObservation
 
     def __init__(self, text_views: bool = True) -> None:
         super().__init__(**({} if text_views else {"text_views": False}))
@@ -266,6 +268,6 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
                        f"{role}. (Text view off: this environment was loaded with text_views=False.)")
         if done:
             content = "The episode is over.\n\n" + content
-        return ChaosOpsObservation(
+        return ChaosOpsObservation.model_construct(
             role=role, content=content, step=min(world.step, task.step_budget), tools=TOOL_SPECS,
             instructions=BRIEFS[role], error=error, view=role_view(world, role, task.step_budget, last))

@@ -1,0 +1,96 @@
+"""The page at /web, driven in headless Chromium (Debian's `chromium`, through Playwright): pick a task, let the
+oracle play every role, read the final score off the page; and play a role by typing tool calls.
+
+Set DRILL_WEB_SCREENSHOT=docs/serving-web.png to refresh the screenshot docs/serving.md shows."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from drill import registry
+from drill.core import run_episodes
+
+playwright = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+LAPTOP = {"width": 1366, "height": 768}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("headless Chromium is missing: apt-get install chromium (.ci/run installs it)")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        yield browser
+        browser.close()
+
+
+def test_pick_a_task_play_it_with_the_oracle_and_read_the_final_score(serve, browser, tmp_path) -> None:
+    spec = registry.get("chaosops")
+    server = serve("chaosops")
+    task = next(t for t in spec.make({})().tasks("test") if t.tier == "hard")
+    local = run_episodes(spec.make({}), [(task, 4)], spec.baselines({})["oracle"](), spec.rubric_for({}))[0]
+
+    page = browser.new_page(viewport=LAPTOP)
+    page.goto(server.url + "/web")
+    page.wait_for_selector(f"#task option[value='{task.id}']", state="attached")
+    assert page.locator("#task optgroup[label='test · hard']").count() == 1  # tasks grouped by tier
+    page.select_option("#task", task.id)
+    page.fill("#seed", "4")
+    for role in spec.make({})().roles:
+        page.select_option(f"select[data-role='{role}']", "oracle")
+    page.click("#start")
+    page.wait_for_function("!document.querySelector('#play').disabled")
+    page.click("#step")  # one turn first
+    page.wait_for_selector(".turn")
+    assert page.locator(".turn").count() == 1
+    page.click("#play")
+    page.wait_for_selector("#final:not([hidden])", timeout=60_000)
+    shown = float(page.inner_text("#final-total"))
+    assert shown == pytest.approx(local.score.total, abs=1e-3)
+    assert page.locator(".turn").count() == len(local.turns)
+    assert page.inner_text("#running-total") == page.inner_text("#final-total")
+    components = page.locator("#final-table td:first-child").all_inner_texts()
+    assert components == list(local.score.components)
+    assert "oracle (scripted)" in page.inner_text("#turns")  # who played each turn, always on the page
+    screenshot = tmp_path / "serving-web.png"
+    page.screenshot(path=str(screenshot), full_page=True)
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.environ.get("DRILL_WEB_SCREENSHOT"):
+        shutil.copy(screenshot, os.environ["DRILL_WEB_SCREENSHOT"])
+    page.close()
+
+
+def test_a_person_plays_a_role_by_typing_tool_calls(serve, browser) -> None:
+    server = serve("triage", "--mode", "agent")
+    page = browser.new_page(viewport=LAPTOP)
+    page.goto(server.url + "/web")
+    page.wait_for_selector("select[data-role='agent'] option[value='__human__']", state="attached")
+    page.select_option("select[data-role='agent']", "__human__")
+    page.click("#start")
+    page.wait_for_selector("#human:not([hidden])")
+    assert page.locator("#step").is_disabled()
+    page.select_option("#tool", "get_article")
+    page.fill("#args", '{"article_id": 7}')  # the wrong type: the environment says so, the page shows it
+    page.click("#send")
+    page.wait_for_selector(".turn .err")
+    assert "article_id" in page.inner_text(".turn .err")
+    page.select_option("#tool", "search_kb")
+    page.fill("#args", '{"query": "certificate expired"}')
+    page.click("#send")
+    page.wait_for_function("document.querySelectorAll('.turn').length == 2")
+    assert "searched" in page.inner_text("#turns")
+    page.fill("#args", "{not json")
+    page.click("#send")
+    assert "not JSON" in page.inner_text("#status")
+    page.select_option("select[data-role='agent']", "oracle")  # hand the role to the oracle to finish
+    page.click("#play")
+    page.wait_for_selector("#final:not([hidden])", timeout=60_000)
+    assert float(page.inner_text("#final-total")) <= 1.0
+    page.close()
