@@ -151,7 +151,7 @@ def judge_strategy(strategy: Strategy, played: Played, oracle: Played, heuristic
             "error", "beats the oracle", strategy.name, strategy.family, _exploited(worst, ref, rubric),
             f"beats the oracle on {len(beats)} of {len(played.episodes)} episodes (by up to {margin:.3g})",
             worst.score.total, ref.score.total, example_of(worst)))  # type: ignore[union-attr]
-    if not strategy.sees_ground_truth and played.mean >= heuristic.mean - EPSILON:
+    if not strategy.sees_ground_truth and round(played.mean, 6) >= round(heuristic.mean, 6):
         best = max(played.episodes, key=lambda e: e.score.total if e.score else float("-inf"))
         findings.append(Finding(
             "warning", "reaches the heuristic", strategy.name, strategy.family, _exploited(played, heuristic, rubric),
@@ -159,7 +159,7 @@ def judge_strategy(strategy: Strategy, played: Played, oracle: Played, heuristic
             played.mean, heuristic.mean, example_of(best)))
     if strategy.hedge and strategy.base == "oracle":
         ties = [e for e in played.episodes if e.score and e.score.total >= oracle_by[(e.task_id, e.seed)].score.total
-                - EPSILON and _changed(e, oracle_by[(e.task_id, e.seed)])]  # type: ignore[union-attr]
+                - EPSILON and _answer_changed(e, oracle_by[(e.task_id, e.seed)])]  # type: ignore[union-attr]
         if ties:
             example = ties[0]
             findings.append(Finding(
@@ -187,9 +187,11 @@ def judge_strategy(strategy: Strategy, played: Played, oracle: Played, heuristic
     return findings
 
 
-def _changed(episode: Episode, reference: Episode) -> bool:
-    return [(t.action.tool, repr(t.action.arguments)) for t in episode.turns] != [
-        (t.action.tool, repr(t.action.arguments)) for t in reference.turns]
+def _answer_changed(episode: Episode, reference: Episode) -> bool:
+    """The episode's last action (its answer) differs from the reference's."""
+    def last(e: Episode) -> tuple[str, str]:
+        return (e.turns[-1].action.tool, repr(e.turns[-1].action.arguments)) if e.turns else ("", "")
+    return last(episode) != last(reference)
 
 
 def _components_kept(episodes: Sequence[Episode], reference: Mapping[tuple[str, int], Episode],
@@ -279,7 +281,7 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
 
     total = len(singles)
     for index, strategy in enumerate(singles):
-        if time.monotonic() - start > budget_s:
+        if time.monotonic() - start > 0.8 * budget_s:  # the last fifth is for the combinations
             break
         run(strategy, index, total)
     means = {s.name: p.mean for s, p in results}
@@ -319,4 +321,4 @@ def _field_is_scored(name: str, means: Mapping[str, float], oracle: float) -> bo
 
 
 def _totals(played: Played) -> list[float]:
-    return [round(e.score.total, 9) if e.score else 0.0 for e in played.episodes]
+    return [round(e.score.total, 6) if e.score else 0.0 for e in played.episodes]

@@ -53,10 +53,16 @@ def seen_ids(inp: PolicyInput) -> list[str]:
 
 
 def candidates(inp: PolicyInput, limit: int = 6) -> list[str]:
-    """Answer-looking spans the role has been shown (names, dates, amounts, codes), the latest observation first."""
+    """Answer-looking spans the role has been shown (names, dates, amounts, codes) that the task text does not
+    contain: from the latest observation first, and within it from the lines sharing most words with the task."""
+    asked = task_text(inp)
+    words = {w.lower() for w in re.findall(r"\w{3,}", asked)}
     found: list[str] = []
     for text in reversed(own_observations(inp)):
-        found += [m for m in _CANDIDATE.findall(text) if m not in found]
+        lines = [line for line in re.split(r"(?<=[.!?])\s+|\n+", text) if line.strip()]
+        lines.sort(key=lambda line: -len(words & {w.lower() for w in re.findall(r"\w{3,}", line)}))
+        for line in lines:
+            found += [m for m in _CANDIDATE.findall(line) if m not in found and m not in asked]
     return found[:limit]
 
 
@@ -180,7 +186,7 @@ def fill(spec: ToolSpec, inp: PolicyInput, ctx: Context, choice: Mapping[str, An
     return args
 
 
-def choices_for(spec: ToolSpec, ctx: Context, cap: int = 48) -> list[dict[str, Any]]:
+def choices_for(spec: ToolSpec, ctx: Context, cap: int = 32) -> list[dict[str, Any]]:
     """The fill choices worth trying for one tool: the product over the kinds of field it has, subsampled
     evenly to at most `cap` (minimal arguments always first)."""
     fields = fields_of(spec)
@@ -278,7 +284,7 @@ def extra_first(tool: str, ctx: Context) -> Rule:
     return rule
 
 
-HEDGES = ("hedged", "listed with candidates")
+HEDGES = ("hedged", "listed with candidates", "with a doubt")
 """String mutations that turn an answer into a guess among several."""
 Transform = Callable[[Any, Mapping[str, Any], PolicyInput], Any]
 
@@ -303,7 +309,10 @@ def string_transforms(ctx: Context) -> dict[str, Transform]:
         "padded with the task": lambda v, p, inp: f"{v} {task_text(inp)}",
         "hedged": hedge,
         "listed with candidates": listed,
+        "with a doubt": lambda v, p, inp: f"{v}, not sure though",
         "candidates only": lambda v, p, inp: ", ".join(candidates(inp, 4)) or v,
+        "guessed instead of abstaining": lambda v, p, inp: (", ".join(candidates(inp, 4)) or v) if any(
+            v.strip().lower().startswith(a.lower()) for a in ABSTENTIONS) else v,
         "abstained": lambda v, p, inp: "I don't know",
     }
 
