@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drill.audit.strategies import (
+    ABSTENTIONS,
     HEDGES,
     Context,
     Strategy,
@@ -191,7 +192,10 @@ def _answer_changed(episode: Episode, reference: Episode) -> bool:
     """The episode's last action (its answer) differs from the reference's."""
     def last(e: Episode) -> tuple[str, str]:
         return (e.turns[-1].action.tool, repr(e.turns[-1].action.arguments)) if e.turns else ("", "")
-    return last(episode) != last(reference)
+    answer = reference.turns[-1].action.arguments if reference.turns else {}
+    abstains = isinstance(answer, dict) and any(  # doubting "I don't know" is still not knowing
+        isinstance(v, str) and v.strip().lower().startswith(a.lower()) for v in answer.values() for a in ABSTENTIONS)
+    return last(episode) != last(reference) and not abstains
 
 
 def _components_kept(episodes: Sequence[Episode], reference: Mapping[tuple[str, int], Episode],
