@@ -47,6 +47,7 @@ _CHANGE = re.compile(
 _ALL_CLEAR = re.compile(r"^  \[t(\d+)\] sre -> (?:manager|team): All clear", re.MULTILINE)
 _ERROR_RATE = re.compile(r"error rate ([\d.]+)%")
 _ROLLBACK_HINT = re.compile(r"config|release|-rc\d")
+_ROUTING = re.compile(r"pool \S+ has 0 healthy hosts|routed .* traffic|routing")
 _TEAM_FOR = {"db": "database", "auth": "security", "payments": "platform", "notifications": "platform"}
 _FIX_TOOLS = ("restart", "rollback", "scale")
 _MAX_TRIES = 2
@@ -115,6 +116,14 @@ def _remedy(service: str, kinds: list[str], content: str, logs: str | None, trie
     return None
 
 
+def _team_for(service: str, inp: PolicyInput) -> str:
+    """The team to page for `service`: network when any log the role has seen blames traffic routing (a pool
+    with no healthy hosts), else the service's owner. Paging the owner alone left misrouted traffic unresolved,
+    so "always page network" beat the heuristic (`drill audit chaosops`)."""
+    seen = "\n".join([*(t.observation.content for t in inp.own_turns()), inp.observation.content])
+    return "network" if _ROUTING.search(seen) else _TEAM_FOR[service]
+
+
 def _health_of(service: str, content: str) -> str:
     for name, health, _current, _base in _METRIC.findall(content):
         if name == service:
@@ -161,7 +170,7 @@ class HeuristicPolicy:
         if remedy is not None:
             return remedy
         if not any(t.action.tool == "escalate" for t in inp.history):
-            return Action.call("escalate", team=_TEAM_FOR[loudest], summary=f"{loudest} keeps failing")
+            return Action.call("escalate", team=_team_for(loudest, inp), summary=f"{loudest} keeps failing")
         return Action.call("communicate", to="team", message=f"{loudest} is still failing; out of ideas.")
 
 
