@@ -105,6 +105,9 @@ class GRPOConfig:
         False, "Continue from the newest checkpoint in output_dir: step, optimizer, RNG, data position.")
     kl_abort: float | None = _help(
         2.0, "Stop the run when the mean KL to the reference exceeds this (None: never).")
+    audit_every: int = _help(
+        0, "Run the reward-hacking detectors (drill.audit.detectors) every N steps and print what they find; 0: never.")
+    audit_stop: bool = _help(False, "Stop the run when the detectors find something (with audit_every).")
     eval_tasks: int = _help(
         20, "Held-out (test split) tasks in the closing evaluation of the trained policy, the untrained model "
             "and the baselines; 0 skips it.")
