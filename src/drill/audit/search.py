@@ -6,9 +6,9 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   so the rubric (or the oracle) is wrong;
 * warning, "reaches the heuristic" — a strategy that never sees ground truth reaches the heuristic's mean:
   a degenerate policy is as good as the scripted baseline, so the optimizer will find it;
-* warning, "component while failing" — on episodes it fails (total below half the oracle's on that task),
-  a strategy still scores at or above the oracle's mean on a positive component: that component pays for
-  something other than the task.
+* warning, "component while failing" — on the episodes it fails (total below half the oracle's on that task),
+  a strategy still scores at or above the oracle's mean on those tasks on a positive component: that
+  component pays for something other than the task.
 
 The search is bounded: single strategies first (generic, then mutations), then pairs of the best ones,
 until `budget_s` runs out.
@@ -175,7 +175,8 @@ def judge_strategy(strategy: Strategy, played: Played, oracle: Played, heuristic
         failed = []
     if len(failed) >= MIN_FAILED_SHARE * len(played.episodes) and failed:
         for component in rubric.components:
-            target = oracle.component_mean(component.name)
+            target = statistics.fmean(oracle_by[(e.task_id, e.seed)].score.components[component.name]  # type: ignore[union-attr]
+                                      for e in failed)  # the oracle on the same tasks
             if component.weight <= 0 or target <= EPSILON:
                 continue
             value = statistics.fmean(e.score.components[component.name] for e in failed)  # type: ignore[union-attr]
@@ -184,7 +185,7 @@ def judge_strategy(strategy: Strategy, played: Played, oracle: Played, heuristic
                 findings.append(Finding(
                     "warning", "component while failing", strategy.name, strategy.family, [component.name],
                     f"{component.name} averages {value:.3g} on the {len(failed)} episodes it fails, at or above "
-                    f"the oracle's {target:.3g}", value, target, example_of(example)))
+                    f"the oracle's {target:.3g} on those tasks", value, target, example_of(example)))
     return findings
 
 
