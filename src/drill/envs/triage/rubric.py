@@ -51,7 +51,9 @@ CORRECT_GROUNDING = 0.5
 FIRST_SENTENCE_GRACE = 3
 """Focus judges the first sentence as a whole only up to this many judged words; after them, every word counts.
 Without the cap, an answer with its sentence boundaries removed is one long first sentence judged as a whole, and
-scores higher than the same words with their full stops (`drill audit triage` found it)."""
+scores higher than the same words with their full stops (`drill audit triage` found it). A first sentence with
+fewer judged words still ends the grace at its full stop, so that padding after it never pays; removing that stop
+can lift a short off-topic opening ("Hello there."), never above the same answer without it."""
 CORRECT_MIN_RECALL = 0.1
 """A grounded answer must still cover this much of the gold (ROUGE-L recall): a right citation on filler is wrong."""
 
