@@ -152,6 +152,9 @@ class EnvSpec(Generic[TaskT]):
     """Extra lines for results.json's meta (e.g. how the splits relate)."""
     commands: Callable[[], Any] | None = None
     """A factory for extra `drill NAME ...` commands (a typer app), e.g. `drill inbox ingest`."""
+    audit_strategies: Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
+    """Extra exploit strategies (`drill.audit.strategies.Strategy`) for `drill audit NAME`, given the options; the
+    generic ones, built from the tool schemas and the baselines, always run."""
 
     @property
     def reward_column(self) -> str:
