@@ -144,3 +144,15 @@ def test_the_shipped_rubrics_have_no_error_and_nothing_reaching_the_heuristic(tr
     for result in (triage_shipped, inbox_shipped):
         assert [(f.kind, f.strategy) for f in result.findings if f.level == "error"
                 or f.kind == "reaches the heuristic"] == []
+
+
+def test_an_environment_contributes_strategies_through_its_spec() -> None:
+    from drill.audit.strategies import Strategy, mutate
+
+    def always_escalate(options: Any) -> list[Strategy]:
+        rule = mutate("submit_resolution", "escalate", lambda value, arguments, inp: True)
+        return [Strategy("contributed: escalate every ticket", "contributed", "heuristic", (rule,))]
+
+    spec = dataclasses.replace(triage.SPEC, audit_strategies=always_escalate)
+    result = audit_env(spec, {}, budget_s=5.0, max_tasks=6, combos=0)
+    assert any(s["strategy"] == "contributed: escalate every ticket" for s in result.strategies)

@@ -308,9 +308,8 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
 
 
 def spec_extra(spec: EnvSpec, options: Mapping[str, Any]) -> list[Strategy]:
-    """Strategies the environment contributes through its spec (`audit_strategies`), if it has that field."""
-    contribute = getattr(spec, "audit_strategies", None)
-    return list(contribute(options)) if contribute is not None else []
+    """Strategies the environment contributes through its spec (`EnvSpec.audit_strategies`)."""
+    return list(spec.audit_strategies(options)) if spec.audit_strategies is not None else []
 
 
 def _actions(played: Played) -> list[list[tuple[str, str]]]:
