@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 
 from drill.audit.search import AuditResult, Finding, audit_env
-from drill.core.rubric import Component, Rubric
+from drill.core.rubric import Rubric
 from drill.core.types import Episode
 from drill.envs import inbox, triage
 from drill.envs.inbox.questions import InboxQuestion, Verdict, is_abstention, match_verdict, normalize_answer
 from drill.envs.inbox.rubric import rubric as inbox_rubric
 from drill.envs.triage.corpus import TriageTask
-from drill.envs.triage.rubric import length_budget, rubric as triage_rubric, submission
+from drill.envs.triage.rubric import length_budget, submission
+from drill.envs.triage.rubric import rubric as triage_rubric
 from drill.envs.triage.text import words
 
 TASKS = {"triage": None, "inbox": 40}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -83,8 +83,8 @@ def audit_command(spec: EnvSpec) -> Callable[..., None]:
         _parameter("budget", float, typer.Option(240.0, "--budget", help="Seconds for the search (it stops trying "
                                                                            "new strategies after that).")),
         _parameter("seeds", int, typer.Option(1, "--seeds", help="Seeds per test task.")),
-        _parameter("limit", Optional[int], typer.Option(None, "--limit", help="Only the first N test tasks.")),
-        _parameter("out", Optional[Path], typer.Option(None, "--out", help="Report folder; default "
+        _parameter("limit", int | None, typer.Option(None, "--limit", help="Only the first N test tasks.")),
+        _parameter("out", Path | None, typer.Option(None, "--out", help="Report folder; default "
                                                                              f"reports/audit-{spec.name}.")),
         _parameter("strict", bool, typer.Option(False, "--strict", help="Exit 1 when there is an error finding.")),
         *_env_parameters(spec, repeatable_filters=True)[:2],

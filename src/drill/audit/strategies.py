@@ -327,7 +327,8 @@ def field_transforms(prop: Mapping[str, Any], ctx: Context) -> dict[str, Transfo
         out: dict[str, Transform] = {}
         for bound in ("minimum", "maximum"):
             if bound in prop:
-                out[f"at its {bound}"] = lambda v, p, inp, b=cast(prop[bound]): b
+                value = cast(prop[bound])
+                out[f"at its {bound}"] = lambda v, p, inp, b=value: b
         return out
     if kind == "enum":
         return {f"always {e}": lambda v, p, inp, e=e: e for e in prop["enum"]}
