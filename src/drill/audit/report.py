@@ -81,8 +81,8 @@ def write_chart(path: Path, result: AuditResult, top: int = 15) -> None:
     import matplotlib.pyplot as plt
 
     rows = [s for s in result.strategies if s["base"] != "oracle"][:top]
-    fig, ax = plt.subplots(figsize=(10, 0.35 * max(len(rows), 4) + 1.5))
-    names = [s["strategy"][:70] for s in rows][::-1]
+    fig, ax = plt.subplots(figsize=(12, 0.35 * max(len(rows), 4) + 1.5))
+    names = [s["strategy"] if len(s["strategy"]) <= 60 else s["strategy"][:59] + "…" for s in rows][::-1]
     values = [s["mean"] for s in rows][::-1]
     flagged = {f.strategy for f in result.findings if f.kind == "reaches the heuristic"}
     colors = ["tab:red" if s["strategy"] in flagged else "tab:gray" for s in rows][::-1]
@@ -96,6 +96,6 @@ def write_chart(path: Path, result: AuditResult, top: int = 15) -> None:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=110)
+    fig.savefig(tmp, dpi=110, bbox_inches="tight")
     plt.close(fig)
     tmp.replace(path)
