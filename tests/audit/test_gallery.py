@@ -157,3 +157,14 @@ def test_an_environment_contributes_strategies_through_its_spec() -> None:
     spec = dataclasses.replace(triage.SPEC, audit_strategies=always_escalate)
     result = audit_env(spec, {}, budget_s=5.0, max_tasks=6, combos=0)
     assert any(s["strategy"] == "contributed: escalate every ticket" for s in result.strategies)
+
+
+def test_a_third_party_environment_is_audited_with_nothing_but_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "registry" / "toy_plugin"))
+    from guess_env import SPEC  # type: ignore[import-not-found]
+
+    result = audit_env(SPEC, {}, budget_s=20.0)
+    assert result.baselines["oracle"] > result.baselines["heuristic"] and len(result.strategies) > 10
+    assert not result.errors, [(f.kind, f.strategy) for f in result.errors]

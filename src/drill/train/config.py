@@ -139,6 +139,8 @@ class GRPOConfig:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
         if not self.temperature > 0:
             problems.append(f"temperature must be > 0 for rollouts, got {self.temperature}")
+        if self.audit_every < 0:
+            problems.append(f"audit_every must be >= 0, got {self.audit_every}")
         if self.kl_abort is not None and not self.kl_abort > 0:
             problems.append(f"kl_abort must be > 0 or None, got {self.kl_abort}")
         if self.tool_listing not in ("schema", "compact"):
