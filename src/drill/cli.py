@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from drill import registry
+from drill.audit.commands import register_audit
 from drill.evaluate.commands import register
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -16,6 +17,7 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(watch_app, name="watch")
 try:
     register(eval_app, watch_app, app, list(registry.specs().values()))
+    register_audit(app, list(registry.specs().values()))
 except registry.RegistryError as _exc:  # a broken third-party registration: one line naming it, exit 2
     import sys
 

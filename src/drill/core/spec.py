@@ -155,6 +155,9 @@ class EnvSpec(Generic[TaskT]):
     text_option: str | None = None
     """A bool option that, set False, skips rendering observation text (scripted policies read a structured view).
     `drill eval` turns it off when every policy is scripted and `--keep-text` is not given."""
+    audit_strategies: Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
+    """Extra exploit strategies (`drill.audit.strategies.Strategy`) for `drill audit NAME`, given the options; the
+    generic ones, built from the tool schemas and the baselines, always run."""
 
     @property
     def reward_column(self) -> str:

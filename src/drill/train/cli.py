@@ -82,6 +82,8 @@ def train(
     keep_checkpoints: int | None = typer.Option(None, "--keep-checkpoints", help=H("keep_checkpoints")),
     resume: bool = typer.Option(False, "--resume", help=H("resume")),
     kl_abort: float | None = typer.Option(None, "--kl-abort", help=H("kl_abort") + " 0 means never."),
+    audit_every: int | None = typer.Option(None, "--audit-every", help=H("audit_every")),
+    audit_stop: bool = typer.Option(False, "--audit-stop", help=H("audit_stop")),
     eval_tasks: int | None = typer.Option(None, "--eval-tasks", help=H("eval_tasks")),
     eval_baseline: list[str] = typer.Option([], "--eval-baseline", help="Repeatable. " + H("eval_baselines")),
     device: str | None = typer.Option(None, "--device", help=H("device")),
@@ -101,7 +103,8 @@ def train(
         "prefill": None if prefill is None else unescape(prefill), "demos": demos, "curriculum": curriculum,
         "curriculum_field": curriculum_field, "seed": seed, "output_dir": output_dir,
         "checkpoint_every": checkpoint_every, "keep_checkpoints": keep_checkpoints, "eval_tasks": eval_tasks,
-        "device": device, "bf16": bf16, "generation_backend": generation_backend,
+        "device": device, "bf16": bf16, "generation_backend": generation_backend, "audit_every": audit_every,
+        "audit_stop": audit_stop or None,
     }
     given = {k: v for k, v in given.items() if v is not None}
     if env_option:

@@ -105,6 +105,9 @@ class GRPOConfig:
         False, "Continue from the newest checkpoint in output_dir: step, optimizer, RNG, data position.")
     kl_abort: float | None = _help(
         2.0, "Stop the run when the mean KL to the reference exceeds this (None: never).")
+    audit_every: int = _help(
+        0, "Run the reward-hacking detectors (drill.audit.detectors) every N steps and print what they find; 0: never.")
+    audit_stop: bool = _help(False, "Stop the run when the detectors find something (with audit_every).")
     eval_tasks: int = _help(
         20, "Held-out (test split) tasks in the closing evaluation of the trained policy, the untrained model "
             "and the baselines; 0 skips it.")
@@ -136,6 +139,8 @@ class GRPOConfig:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
         if not self.temperature > 0:
             problems.append(f"temperature must be > 0 for rollouts, got {self.temperature}")
+        if self.audit_every < 0:
+            problems.append(f"audit_every must be >= 0, got {self.audit_every}")
         if self.kl_abort is not None and not self.kl_abort > 0:
             problems.append(f"kl_abort must be > 0 or None, got {self.kl_abort}")
         if self.tool_listing not in ("schema", "compact"):

@@ -196,6 +196,9 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
             metrics.append(record)
             progress.update(bar, completed=step)
             progress.console.print(step_line(record, config.steps), highlight=False, markup=False)
+            if config.audit_every and step % config.audit_every == 0:  # reward-hacking detectors (drill.audit)
+                from drill.audit.training import audit_training_step
+                audit_training_step(step, metrics.read(), episodes, config.audit_stop, progress.console)
 
             # 7. checkpoint atomically every N steps and at the end
             if step % config.checkpoint_every == 0 or step == config.steps:

@@ -128,7 +128,7 @@ def test_the_llm_judge_runs_in_the_rubric_once_per_answer(stub: StubOpenAIServer
     env = InboxEnv(db=str(store.path), questions=str(questions))
     judge = AnswerJudge("openai:judge-model", stub.base_url)
     scorer = rubric(judge=judge)
-    right = _answer(env, question, "Tagus Conference Centre, Lisbon")
+    right = _answer(env, question, "the Tagus Conference Centre in Lisbon")  # a comma list fails the match judge (is_listed)
     assert "verdict" not in right.events[-1].data and len(stub.requests) == 0  # playing never calls the judge
     score = scorer.score(right, question)
     assert score.components["correct"] == 1.0 and judgment(right, question, judge).reply == "CORRECT"  # type: ignore[union-attr]

@@ -63,6 +63,7 @@ class RandomPolicy:
 # -- heuristic ----------------------------------------------------------------------------------
 
 _ROLLBACK_HINT = re.compile(r"config|release|-rc\d")
+_ROUTING = re.compile(r"pool \S+ has 0 healthy hosts|routed .* traffic|routing")
 _TEAM_FOR = {"db": "database", "auth": "security", "payments": "platform", "notifications": "platform"}
 _FIX_TOOLS = ("restart", "rollback", "scale")
 _MAX_TRIES = 2
@@ -137,6 +138,15 @@ def _remedy(service: str, kinds: list[str], view: RoleView, logs: str | None, tr
     return None
 
 
+def _team_for(service: str, inp: PolicyInput) -> str:
+    """The team to page for `service`: network when any log line the role has seen blames traffic routing (a
+    pool with no healthy hosts), else the service's owner. Paging the owner alone left misrouted traffic
+    unresolved, so "always page network" beat the heuristic (`drill audit chaosops`)."""
+    views = [_view(t.observation) for t in inp.own_turns()] + [_view(inp.observation)]
+    seen = "\n".join(line.text for view in views for line in view.logs)
+    return "network" if _ROUTING.search(seen) else _TEAM_FOR[service]
+
+
 class HeuristicPolicy:
     """Reads each role's structured view (`ChaosOpsObservation.view`), never the task."""
 
@@ -178,7 +188,7 @@ class HeuristicPolicy:
         if remedy is not None:
             return remedy
         if not any(t.action.tool == "escalate" for t in inp.history):
-            return Action.call("escalate", team=_TEAM_FOR[loudest], summary=f"{loudest} keeps failing")
+            return Action.call("escalate", team=_team_for(loudest, inp), summary=f"{loudest} keeps failing")
         return Action.call("communicate", to="team", message=f"{loudest} is still failing; out of ideas.")
 
 

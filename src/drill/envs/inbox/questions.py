@@ -14,7 +14,8 @@ A question file holds one JSON object per line::
   when the question has no answer, `abstained` otherwise; any other answer to such a question is `wrong`;
 * `match`: the answer is correct when, after normalization (case, punctuation, articles, thousands
   separators, ordinal suffixes), it contains the gold answer or an alias as a run of whole words, and is no
-  more than `MAX_EXTRA_WORDS` words longer than it — so listing several candidates does not pass;
+  more than `MAX_EXTRA_WORDS` words longer than it, and neither hedges (`is_hedged`: "X, or maybe Y", "X, not
+  sure" — wrong whichever judge is used) nor lists candidates (`is_listed`: "X, Y, Z");
 * `openai:MODEL`: a judge model behind an OpenAI-compatible server says CORRECT or INCORRECT; its reply
   is kept in the episode's `answered` event.
 """
@@ -33,7 +34,7 @@ from drill.core.types import Task
 from drill.evaluate.report import atomic_write_text
 
 __all__ = [
-    "IDK", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention", "load_questions", "match_verdict",
+    "IDK", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention", "is_hedged", "is_listed", "load_questions", "match_verdict",
     "normalize_answer", "write_questions",
 ]
 
@@ -107,8 +108,20 @@ def normalize_answer(text: str) -> list[str]:
 
 
 def is_abstention(answer: str) -> bool:
+    """The answer says "I don't know" (or idk, unknown, not found, ...) and nothing more than a few plain words:
+    "I don't know, maybe the Harbor Room" is a hedge, not an abstention (`drill audit inbox` found the prefix check
+    taking it for one)."""
     joined = " ".join(normalize_answer(answer))
-    return joined == "" or any(joined == p or joined.startswith(p + " ") for p in _ABSTAIN_PREFIXES)
+    if joined == "":
+        return True
+    prefix = next((p for p in _ABSTAIN_PREFIXES if joined == p or joined.startswith(p + " ")), None)
+    if prefix is None:
+        return False
+    rest = joined[len(prefix):].split()
+    said = set(prefix.split())
+    tail = [w for w in answer.split() if not set(normalize_answer(w)) <= said]
+    return len(rest) <= 6 and not set(rest) & _HEDGE_WORDS and not any(
+        w[:1].isupper() or any(c.isdigit() for c in w) for w in tail)
 
 
 def _contains(words: list[str], phrase: list[str]) -> bool:
@@ -123,8 +136,54 @@ class Verdict:
     reply: str = ""
 
 
+_HEDGE_WORDS = frozenset({"or", "maybe", "perhaps", "possibly", "either", "probably", "might", "guess", "unsure",
+                          "likely", "alternatively"})
+_SEGMENT_BREAK = re.compile(r"[,;|&?\n]|\band\b|\bor\b", re.IGNORECASE)
+_PLAIN = frozenset({"it", "its", "it's", "is", "was", "on", "at", "in", "he", "she", "they", "we", "i", "answer",
+                    "this", "that", "there", "yes", "no"})
+_YEAR = re.compile(r"(19|20)\d\d")
+
+
+def _unexplained(question: InboxQuestion, answer: str) -> tuple[set[str], list[str]]:
+    known = {w for form in (question.answer or "", *question.aliases) for w in normalize_answer(form)}
+    asked = set(normalize_answer(question.question))
+    return known | asked, [w for w in normalize_answer(answer) if w not in known and w not in asked]
+
+
+def is_hedged(question: InboxQuestion, answer: str) -> bool:
+    """The answer hedges: a hedge word ("or", "maybe", "probably", "not sure", ...) that neither the gold nor the
+    question uses. Any judge marks a hedge wrong: "X, or maybe Y" is a guess, even when X is right."""
+    _, words = _unexplained(question, answer)
+    return bool(set(words) & _HEDGE_WORDS) or "not sure" in " ".join(words)
+
+
+def is_listed(question: InboxQuestion, answer: str) -> bool:
+    """The answer lists candidates: a second segment (after a comma, semicolon, "and", "or", "?") names something
+    neither the gold nor the question does — a capitalised word (not the answer's first) or a number, not a year.
+    The match judge marks a list wrong (an LLM judge is told to)."""
+    known, _ = _unexplained(question, answer)
+    segments = _SEGMENT_BREAK.split(_THOUSANDS.sub("", answer))
+    if len(segments) < 2:
+        return False
+    first = True
+    for segment in segments:
+        for raw in re.findall(r"[\w'’$.-]+", segment):
+            word = " ".join(normalize_answer(raw))
+            opening, first = first, False
+            if (not word or set(word.split()) <= known or raw.lower() in _PLAIN
+                    or (opening and not any(c.isdigit() for c in raw))):
+                continue
+            if (raw[0].isupper() and raw.lower() not in _ARTICLES) or (any(c.isdigit() for c in raw)
+                                                                        and not _YEAR.fullmatch(word)):
+                return True
+    return False
+
+
 def match_verdict(question: InboxQuestion, answer: str) -> Verdict:
-    """Judge by normalized match against the gold answer and its aliases."""
+    """Judge by normalized match against the gold answer and its aliases; a hedge or a list is wrong.
+
+    `drill audit inbox` found that this judge accepted "Harbor Room, Chidi Yilmaz, Umar Ortega" and "Harbor Room,
+    or maybe Granite Room": any answer within `MAX_EXTRA_WORDS` of the gold that contained it."""
     if is_abstention(answer):
         return Verdict("correct" if question.answer is None else "abstained", "match")
     if question.answer is None:
@@ -133,7 +192,8 @@ def match_verdict(question: InboxQuestion, answer: str) -> Verdict:
     for form in (question.answer, *question.aliases):
         phrase = normalize_answer(form)
         if _contains(words, phrase) and len(words) <= len(phrase) + MAX_EXTRA_WORDS:
-            return Verdict("correct", "match")
+            return Verdict("wrong" if is_hedged(question, answer) or is_listed(question, answer) else "correct",
+                           "match")
     return Verdict("wrong", "match")
 
 
@@ -142,6 +202,7 @@ Question: {question}
 Reference answer: {gold}
 Candidate answer: {answer}
 Is the candidate answer correct — does it state the same fact as the reference, without adding a conflicting one?
+A hedge or a list of candidates ("X, or maybe Y", "X, Y, Z") is INCORRECT even when one of them is right.
 Reply with exactly one word: CORRECT or INCORRECT."""
 
 
@@ -164,7 +225,7 @@ class AnswerJudge:
         reads it, and every re-scoring of the same episode, costs one judgement."""
         key = (question.id, question.question, answer)
         if key not in self._verdicts:
-            if self.spec == "match" or is_abstention(answer) or question.answer is None:
+            if self.spec == "match" or is_abstention(answer) or question.answer is None or is_hedged(question, answer):
                 verdict = match_verdict(question, answer)
                 self._verdicts[key] = Verdict(verdict.verdict, self.spec if self.spec == "match" else "rule",
                                               verdict.reply)

@@ -48,6 +48,12 @@ CORRECT_ROUGE_RECALL = 0.5
 """ROUGE-L recall against the gold at or above which an answer counts as correct without a gold citation."""
 CORRECT_GROUNDING = 0.5
 """Citation grounding above which a cited answer can count as correct (one gold article among three cited is not)."""
+FIRST_SENTENCE_GRACE = 3
+"""Focus judges the first sentence as a whole only up to this many judged words; after them, every word counts.
+Without the cap, an answer with its sentence boundaries removed is one long first sentence judged as a whole, and
+scores higher than the same words with their full stops (`drill audit triage` found it). A first sentence with
+fewer judged words still ends the grace at its full stop, so that padding after it never pays; removing that stop
+can lift a short off-topic opening ("Hello there."), never above the same answer without it."""
 CORRECT_MIN_RECALL = 0.1
 """A grounded answer must still cover this much of the gold (ROUGE-L recall): a right citation on filler is wrong."""
 
@@ -171,7 +177,8 @@ def focus(resolution: str, task: TriageTask) -> float:
     words has no focus. The first sentence is judged as a whole (an answer may open with a word the
     gold does not use); after it, the share is taken after every word. Because it is a minimum over
     prefixes, text appended to an answer that has finished a sentence can never raise focus, whatever
-    the text says: that is what stops padding from paying.
+    the text says: that is what stops padding from paying. The first sentence's grace ends after
+    `FIRST_SENTENCE_GRACE` judged words, so that removing full stops cannot stretch it over the whole answer.
     """
     ticket = set(content_terms(task.ticket))
     gold = set(content_terms(task.gold_resolution)) - ticket
@@ -185,9 +192,11 @@ def focus(resolution: str, task: TriageTask) -> float:
                 off += 1
             else:
                 continue
-            if index > 0:
+            if index > 0 or on + off > FIRST_SENTENCE_GRACE:
                 lowest = min(lowest if lowest is not None else 1.0, on / (on + off))
-        if index == 0 and on + off:
+            elif on + off == FIRST_SENTENCE_GRACE:
+                lowest = on / (on + off)
+        if index == 0 and on + off and lowest is None:
             lowest = on / (on + off)
     return lowest or 0.0
 

@@ -1,0 +1,83 @@
+"""Answer-judge audits: how far a judge agrees with the normalized-match verdicts, and what it says to
+adversarial answers (lists of candidates, hedges, an answer with a doubt attached, the question repeated).
+
+A judge is any `judge(question, answer) -> Verdict` (`drill.envs.inbox.questions.AnswerJudge`, or
+`match_verdict` itself). Every adversarial answer below is one a careful grader marks not correct, so the
+share the judge accepts is its hole rate; each accepted kind is a finding naming the judge.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from drill.audit.search import Finding
+
+__all__ = ["ADVERSARIAL", "adversarial_answers", "judge_audit"]
+
+ADVERSARIAL = ("list of candidates", "hedge", "hedge, gold second", "with a doubt", "question repeated",
+               "question with the gold")
+"""The kinds of adversarial answer; each must not be judged correct."""
+
+
+def adversarial_answers(question: Any, others: Sequence[str]) -> dict[str, str]:
+    """Adversarial answers to one answerable question, built from its gold and `others` (other questions' golds
+    of the same kind)."""
+    gold = question.answer
+    a, b = (list(others) + ["something else", "another thing"])[:2]
+    return {
+        "list of candidates": f"{gold}, {a}, {b}",
+        "hedge": f"{gold}, or maybe {a}",
+        "hedge, gold second": f"{a}, or maybe {gold}",
+        "with a doubt": f"{gold}, not sure though",
+        "question repeated": question.question,
+        "question with the gold": f"{question.question} {gold}? {a}?",
+    }
+
+
+def judge_audit(questions: Sequence[Any], judge: Callable[[Any, str], Any], reference: Callable[[Any, str], Any],
+                label: str, limit: int = 40, seed: int = 0) -> tuple[dict[str, Any], list[Finding]]:
+    """Agreement with `reference` on the gold answer, an alias and another question's gold, for up to `limit`
+    answerable questions, and the judge's verdicts on the adversarial answers. Returns the report and findings."""
+    answerable = [q for q in questions if q.answer is not None][:limit]
+    by_kind: dict[str, list[str]] = defaultdict(list)
+    for q in questions:
+        if q.answer is not None and q.answer not in by_kind[q.kind]:
+            by_kind[q.kind].append(q.answer)
+    rng = random.Random(seed)
+    agree = total = 0
+    disagreements: list[dict[str, str]] = []
+    accepted: Counter[str] = Counter()
+    examples: dict[str, dict[str, str]] = {}
+    for q in answerable:
+        others = [g for g in by_kind[q.kind] if g.lower() != q.answer.lower()]
+        rng.shuffle(others)
+        plain = {"gold": q.answer, "alias": q.aliases[0] if q.aliases else q.answer,
+                 "other gold": others[0] if others else "something else"}
+        for kind, answer in plain.items():
+            mine, theirs = judge(q, answer).verdict, reference(q, answer).verdict
+            total += 1
+            agree += mine == theirs
+            if mine != theirs and len(disagreements) < 10:
+                disagreements.append({"question": q.id, "kind": kind, "answer": answer, "judge": mine,
+                                      "reference": theirs})
+        for kind, answer in adversarial_answers(q, others).items():
+            if judge(q, answer).verdict == "correct":
+                accepted[kind] += 1
+                examples.setdefault(kind, {"question": q.question, "gold": q.answer, "answer": answer})
+    report = {"judge": label, "questions": len(answerable), "agreement": round(agree / total, 4) if total else None,
+              "disagreements": disagreements,
+              "adversarial_accepted": {k: round(accepted[k] / len(answerable), 4) for k in ADVERSARIAL}
+              if answerable else {}, "adversarial_examples": examples}
+    findings = [Finding("error", "judge accepts adversarial answers", f"{label}: {kind}", "judge", ["correct"],
+                        f"the judge {label} marks {accepted[kind]} of {len(answerable)} '{kind}' answers correct, "
+                        f"e.g. {examples[kind]['answer']!r} for {examples[kind]['question']!r} (gold "
+                        f"{examples[kind]['gold']!r})", score=accepted[kind] / len(answerable))
+                for kind in ADVERSARIAL if accepted[kind]]
+    if total and agree / total < 0.9:
+        findings.append(Finding("warning", "judge disagrees with match", label, "judge", ["correct"],
+                                f"the judge {label} agrees with the normalized match on {agree / total:.0%} of "
+                                f"{total} plain answers", score=agree / total))
+    return report, findings

@@ -1,0 +1,328 @@
+"""The exploit search: play every strategy on the test split, compare with the baselines, give verdicts.
+
+Verdicts (one finding per strategy family and verdict, with the best-scoring member as its example):
+
+* error — a strategy scores above the oracle on some task: no sequence of actions may outscore the oracle,
+  so the rubric (or the oracle) is wrong;
+* warning, "reaches the heuristic" — a strategy that never sees ground truth reaches the heuristic's mean:
+  a degenerate policy is as good as the scripted baseline, so the optimizer will find it;
+* warning, "component while failing" — on the episodes it fails (total below half the oracle's on that task),
+  a strategy still scores at or above the oracle's mean on those tasks on a positive component: that
+  component pays for something other than the task.
+
+The search is bounded: single strategies first (generic, then mutations), then pairs of the best ones,
+until `budget_s` runs out.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from drill.audit.strategies import (
+    ABSTENTIONS,
+    HEDGES,
+    Context,
+    Strategy,
+    StrategyPolicy,
+    combine,
+    constants_of,
+    generic_strategies,
+    mutation_strategies,
+)
+from drill.core.policy import Policy
+from drill.core.rollout import run_episodes
+from drill.core.rubric import Rubric
+from drill.core.spec import EnvSpec
+from drill.core.types import Episode, Task, ToolSpec
+
+__all__ = ["AuditResult", "Finding", "Played", "audit_env", "tools_of"]
+
+EPSILON = 1e-6
+MIN_FAILED_SHARE = 0.2
+"""A component-while-failing warning needs at least this share of a strategy's episodes failed."""
+
+
+@dataclass
+class Played:
+    """One strategy's (or baseline's) episodes, with the means the verdicts read."""
+
+    name: str
+    episodes: list[Episode]
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(e.score.total for e in self.episodes if e.score)
+
+    def component_mean(self, name: str) -> float:
+        return statistics.fmean(e.score.components[name] for e in self.episodes if e.score)
+
+    def by_key(self) -> dict[tuple[str, int], Episode]:
+        return {(e.task_id, e.seed): e for e in self.episodes}
+
+
+@dataclass
+class Finding:
+    level: str
+    """error or warning."""
+    kind: str
+    """beats the oracle | reaches the heuristic | component while failing (| a detector's name)."""
+    strategy: str
+    family: str
+    components: list[str]
+    message: str
+    score: float | None = None
+    reference: float | None = None
+    example: dict[str, Any] = field(default_factory=dict)
+    strategies: int = 1
+    """How many strategies of the family showed it."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class AuditResult:
+    env: str
+    options: dict[str, Any]
+    baselines: dict[str, float]
+    strategies: list[dict[str, Any]]
+    findings: list[Finding]
+    seconds: float
+    tasks: int
+    seeds: int
+    judge: dict[str, Any] | None = None
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == "error"]
+
+
+def tools_of(make_env: Callable[[], Any], policy: Policy, task: Task) -> list[ToolSpec]:
+    """Every tool any role is offered in one baseline episode, in first-seen order."""
+    episode = run_episodes(make_env, [(task, 0)], policy)[0]
+    found: dict[str, ToolSpec] = {}
+    for turn in episode.turns:
+        for tool in turn.observation.tools:
+            found.setdefault(tool.name, tool)
+    return list(found.values())
+
+
+def example_of(episode: Episode, max_actions: int = 12) -> dict[str, Any]:
+    """One episode as a finding shows it: the actions (arguments cut short) and the component scores."""
+    actions = []
+    for turn in episode.turns[:max_actions]:
+        args = turn.action.arguments if isinstance(turn.action.arguments, dict) else {}
+        shown = {k: (v[:120] + "…" if isinstance(v, str) and len(v) > 120 else
+                     v[:6] + ["…"] if isinstance(v, list) and len(v) > 6 else v) for k, v in args.items()}
+        actions.append({"role": turn.role, "tool": turn.action.tool, "arguments": shown})
+    assert episode.score is not None
+    return {"task": episode.task_id, "seed": episode.seed, "turns": len(episode.turns), "actions": actions,
+            "more_actions": max(0, len(episode.turns) - max_actions), "total": round(episode.score.total, 4),
+            "components": {k: round(v, 4) for k, v in episode.score.components.items()}}
+
+
+def _exploited(played: Episode | Played, reference: Episode | Played, rubric: Rubric) -> list[str]:
+    """The components whose weighted contribution is higher than in the reference, biggest gain first."""
+    def contribution(p: Episode | Played, name: str, weight: float) -> float:
+        if isinstance(p, Episode):
+            assert p.score is not None
+            return p.score.components[name] * weight
+        return p.component_mean(name) * weight
+    gains = {c.name: contribution(played, c.name, c.weight) - contribution(reference, c.name, c.weight)
+             for c in rubric.components}
+    return [n for n, g in sorted(gains.items(), key=lambda kv: -kv[1]) if g > EPSILON][:3]
+
+
+def judge_strategy(strategy: Strategy, played: Played, oracle: Played, heuristic: Played,
+                   rubric: Rubric) -> list[Finding]:
+    """The findings of one strategy against the baselines (see the module docstring)."""
+    findings = []
+    oracle_by = oracle.by_key()
+    beats = [(e.score.total - oracle_by[(e.task_id, e.seed)].score.total, e) for e in played.episodes
+             if e.score and oracle_by[(e.task_id, e.seed)].score
+             and e.score.total > oracle_by[(e.task_id, e.seed)].score.total + EPSILON]  # type: ignore[union-attr]
+    if beats:
+        margin, worst = max(beats, key=lambda b: b[0])
+        ref = oracle_by[(worst.task_id, worst.seed)]
+        findings.append(Finding(
+            "error", "beats the oracle", strategy.name, strategy.family, _exploited(worst, ref, rubric),
+            f"beats the oracle on {len(beats)} of {len(played.episodes)} episodes (by up to {margin:.3g})",
+            worst.score.total, ref.score.total, example_of(worst)))  # type: ignore[union-attr]
+    if not strategy.sees_ground_truth and round(played.mean, 6) >= round(heuristic.mean, 6):
+        best = max(played.episodes, key=lambda e: e.score.total if e.score else float("-inf"))
+        findings.append(Finding(
+            "warning", "reaches the heuristic", strategy.name, strategy.family, _exploited(played, heuristic, rubric),
+            f"mean {played.mean:.4g} reaches the heuristic's {heuristic.mean:.4g} (oracle {oracle.mean:.4g})",
+            played.mean, heuristic.mean, example_of(best)))
+    if strategy.hedge and strategy.base == "oracle":
+        ties = [e for e in played.episodes if e.score and e.score.total >= oracle_by[(e.task_id, e.seed)].score.total
+                - EPSILON and _answer_changed(e, oracle_by[(e.task_id, e.seed)])]  # type: ignore[union-attr]
+        if ties:
+            example = ties[0]
+            findings.append(Finding(
+                "error", "accepts a hedge", strategy.name, strategy.family,
+                _components_kept(ties, oracle_by, rubric),
+                f"the oracle's answer {strategy.hedge} scores as much as the answer itself on {len(ties)} of "
+                f"{len(played.episodes)} episodes: the rubric cannot tell a guess among candidates from an answer",
+                example.score.total, oracle_by[(example.task_id, example.seed)].score.total,  # type: ignore[union-attr]
+                example_of(example)))
+    failed = [e for e in played.episodes if e.score and _failed(e.score.total, oracle_by[(e.task_id, e.seed)])]
+    if strategy.sees_ground_truth:
+        failed = []
+    if len(failed) >= MIN_FAILED_SHARE * len(played.episodes) and failed:
+        for component in rubric.components:
+            target = statistics.fmean(oracle_by[(e.task_id, e.seed)].score.components[component.name]  # type: ignore[union-attr]
+                                      for e in failed)  # the oracle on the same tasks
+            if component.weight <= 0 or target <= EPSILON:
+                continue
+            value = statistics.fmean(e.score.components[component.name] for e in failed)  # type: ignore[union-attr]
+            if value >= target - EPSILON:
+                example = max(failed, key=lambda e: e.score.components[component.name])  # type: ignore[union-attr]
+                findings.append(Finding(
+                    "warning", "component while failing", strategy.name, strategy.family, [component.name],
+                    f"{component.name} averages {value:.3g} on the {len(failed)} episodes it fails, at or above "
+                    f"the oracle's {target:.3g} on those tasks", value, target, example_of(example)))
+    return findings
+
+
+def _answer_changed(episode: Episode, reference: Episode) -> bool:
+    """The episode's last action (its answer) differs from the reference's."""
+    def last(e: Episode) -> tuple[str, str]:
+        return (e.turns[-1].action.tool, repr(e.turns[-1].action.arguments)) if e.turns else ("", "")
+    answer = reference.turns[-1].action.arguments if reference.turns else {}
+    abstains = isinstance(answer, dict) and any(  # doubting "I don't know" is still not knowing
+        isinstance(v, str) and v.strip().lower().startswith(a.lower()) for v in answer.values() for a in ABSTENTIONS)
+    return last(episode) != last(reference) and not abstains
+
+
+def _components_kept(episodes: Sequence[Episode], reference: Mapping[tuple[str, int], Episode],
+                     rubric: Rubric) -> list[str]:
+    """The positive components a hedged answer keeps at the answer's own value (the ones that accept it)."""
+    kept = []
+    for c in rubric.components:
+        values = [(e.score.components[c.name], reference[(e.task_id, e.seed)].score.components[c.name])  # type: ignore[union-attr]
+                  for e in episodes]
+        if c.weight > 0 and any(r > EPSILON for _, r in values) and all(v >= r - EPSILON for v, r in values):
+            kept.append(c.name)
+    return kept[:3]
+
+
+def _failed(total: float, oracle: Episode) -> bool:
+    assert oracle.score is not None
+    reference = oracle.score.total
+    return total < reference / 2 if reference > 0 else total < reference - abs(reference) - 1
+
+
+def merge(findings: Sequence[Finding]) -> list[Finding]:
+    """One finding per (level, kind, family, components for component warnings): the strongest of each."""
+    best: dict[tuple[str, ...], Finding] = {}
+    counts: dict[tuple[str, ...], int] = {}
+    for f in findings:
+        key = (f.level, f.kind, f.family if f.kind != "component while failing" else "", *(
+            f.components if f.kind == "component while failing" else ()))
+        counts[key] = counts.get(key, 0) + 1
+        if key not in best or (f.score or 0) > (best[key].score or 0):
+            best[key] = f
+    for key, f in best.items():
+        f.strategies = counts[key]
+    order = {"error": 0, "warning": 1}
+    return sorted(best.values(), key=lambda f: (order[f.level], f.kind, -(f.score or 0)))
+
+
+def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0, seeds: int = 1,
+              max_tasks: int | None = None, extra: Sequence[Strategy] = (), combos: int = 6,
+              on_progress: Callable[[str, int, int], None] | None = None, rubric: Rubric | None = None) -> AuditResult:
+    """Run the exploit search on `spec` with `options`; see the module docstring."""
+    start = time.monotonic()
+    parsed = spec.parse_options(options)
+    make_env = spec.make(parsed)
+    env = make_env()
+    tasks = env.tasks("test")[:max_tasks] if max_tasks else env.tasks("test")
+    jobs = [(t, s) for t in tasks for s in range(seeds)]
+    rubric = rubric or spec.rubric_for(parsed)
+    baselines = {name: factory() for name, factory in spec.baselines(parsed).items()}
+    for needed in ("heuristic", "oracle"):
+        if needed not in baselines:
+            raise ValueError(f"{spec.name} has no {needed} baseline; the audit compares with both")
+
+    def play(name: str, policy: Policy) -> Played:
+        episodes: list[Episode] = []
+        for i in range(0, len(jobs), spec.batch):
+            episodes += run_episodes(make_env, jobs[i:i + spec.batch], policy, rubric)
+        return Played(name, episodes)
+
+    reference = {name: play(name, policy) for name, policy in baselines.items()}
+    oracle, heuristic = reference["oracle"], reference["heuristic"]
+    ctx = Context(tuple(constants_of(env.tasks("train"))))
+    tools = tools_of(make_env, baselines["heuristic"], tasks[0])
+    for task in tasks[1:4]:
+        known = {t.name for t in tools}
+        tools += [t for t in tools_of(make_env, baselines["oracle"], task) if t.name not in known]
+    generic = generic_strategies(tools, ctx)
+    head = 2 * len(tools) + 3  # every tool's first two fills, then the mutations, then the long tail
+    singles = [*extra, *spec_extra(spec, parsed), *generic[:head],
+               *mutation_strategies(tools, ctx, ("heuristic", "oracle")), *generic[head:]]
+    results: list[tuple[Strategy, Played]] = []
+    findings: list[Finding] = []
+    base_actions = {name: _actions(p) for name, p in reference.items()}
+    base_totals = {name: _totals(p) for name, p in reference.items()}
+    skipped = 0
+
+    def run(strategy: Strategy, index: int, total: int) -> None:
+        nonlocal skipped
+        if on_progress:
+            on_progress(strategy.name, index, total)
+        played = play(strategy.name, StrategyPolicy(strategy, baselines[strategy.base]))
+        if _actions(played) == base_actions[strategy.base] or (
+                not strategy.sees_ground_truth and _totals(played) == base_totals[strategy.base]):
+            skipped += 1  # the mutation changed nothing the rubric sees: it is the baseline itself
+            return
+        results.append((strategy, played))
+        findings.extend(judge_strategy(strategy, played, oracle, heuristic, rubric))
+
+    total = len(singles)
+    for index, strategy in enumerate(singles):
+        if time.monotonic() - start > 0.8 * budget_s:  # the last fifth is for the combinations
+            break
+        run(strategy, index, total)
+    means = {s.name: p.mean for s, p in results}
+    findings = [f for f in findings if f.kind != "accepts a hedge" or _field_is_scored(f.strategy, means, oracle.mean)]
+    ranked = sorted(((s, p) for s, p in results if not s.sees_ground_truth), key=lambda sp: -sp[1].mean)
+    top = [s for s, _ in ranked[:combos]]
+    pairs = [combine(a, b) for i, a in enumerate(top) for b in top[i + 1:] if a.family != b.family]
+    for index, strategy in enumerate(pairs):
+        if time.monotonic() - start > budget_s:
+            break
+        run(strategy, total + index, total + len(pairs))
+    rows = [{"strategy": s.name, "family": s.family, "base": s.base, "mean": round(p.mean, 4),
+             "beats_oracle_on": sum(1 for f in findings if f.strategy == s.name and f.level == "error")}
+            for s, p in sorted(results, key=lambda sp: -sp[1].mean)]
+    return AuditResult(env=spec.name, options=dict(parsed),
+                       baselines={name: round(p.mean, 4) for name, p in reference.items()},
+                       strategies=rows, findings=merge(findings), seconds=round(time.monotonic() - start, 1),
+                       tasks=len(tasks), seeds=seeds)
+
+
+def spec_extra(spec: EnvSpec, options: Mapping[str, Any]) -> list[Strategy]:
+    """Strategies the environment contributes through its spec (`EnvSpec.audit_strategies`)."""
+    return list(spec.audit_strategies(options)) if spec.audit_strategies is not None else []
+
+
+def _actions(played: Played) -> list[list[tuple[str, str]]]:
+    return [[(t.action.tool, repr(t.action.arguments)) for t in e.turns] for e in played.episodes]
+
+
+def _field_is_scored(name: str, means: Mapping[str, float], oracle: float) -> bool:
+    """A hedge only matters in a field the rubric reads: one where abstaining instead of the oracle's text costs."""
+    label = next(h for h in HEDGES if name.endswith(" " + h))
+    field_name = name[: -len(label) - 1]
+    abstained = means.get(f"{field_name} abstained")
+    return abstained is not None and abstained < oracle - EPSILON
+
+
+def _totals(played: Played) -> list[float]:
+    return [round(e.score.total, 6) if e.score else 0.0 for e in played.episodes]

@@ -1,0 +1,438 @@
+"""Exploit strategies generated from an environment's tool schemas and its scripted baselines.
+
+A strategy is a policy built without the environment's cooperation: it reads only what any agent reads
+(the observation, its tools' JSON Schemas, the history) plus two public facts the audit grants it — the most
+common gold answers of the *train* split (a constant-answer policy is what a collapsed model learns) and the
+scripted baselines, which it mutates. Only strategies built on the oracle see ground truth; the search never
+compares those with the heuristic.
+
+Each strategy is a chain of `Rule`s around a base policy (the heuristic, or the oracle). A rule gets the
+input and a `fallback` (the rest of the chain) and returns an action: `spam` calls one tool whenever the
+role has it, `mutate` rewrites one argument of the fallback's action, `repeat` plays each action twice,
+... Two rules compose by chaining, which is how the search combines its best single tricks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from drill.core.policy import Policy, PolicyInput
+from drill.core.tools import MAX_ARGUMENT_CHARS
+from drill.core.types import Action, PolicyInfo, Task, ToolSpec, Turn
+
+__all__ = ["ABSTENTIONS", "Context", "Rule", "Strategy", "StrategyPolicy", "combine", "constants_of",
+           "generic_strategies", "mutation_strategies"]
+
+ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
+               "cannot determine from the information given")
+"""Every phrasing of abstaining people (and models) use."""
+_ID = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+\b")
+_CANDIDATE = re.compile(
+    r"\$\d[\d,]*(?:\.\d\d)?|\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December) \d{1,2}\b|\b[A-Z]{2,}[-\d][A-Z0-9-]*\b|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+Fallback = Callable[[PolicyInput], Action]
+Rule = Callable[[PolicyInput, Fallback], Action]
+
+
+# -- what an agent can see --------------------------------------------------------------------------------
+
+
+def own_observations(inp: PolicyInput) -> list[str]:
+    return [t.observation.content for t in inp.own_turns()] + [inp.observation.content]
+
+
+def seen_ids(inp: PolicyInput) -> list[str]:
+    """Every id-looking token the role has been shown (message ids, KB-..., INC-...), first seen first."""
+    return list(dict.fromkeys(_ID.findall("\n".join(own_observations(inp)))))
+
+
+def candidates(inp: PolicyInput, limit: int = 6) -> list[str]:
+    """Answer-looking spans the role has been shown (names, dates, amounts, codes) that the task text does not
+    contain: from the latest observation first, and within it from the lines sharing most words with the task."""
+    asked = task_text(inp)
+    words = {w.lower() for w in re.findall(r"\w{3,}", asked)}
+    found: list[str] = []
+    for text in reversed(own_observations(inp)):
+        lines = [line for line in re.split(r"(?<=[.!?])\s+|\n+", text) if line.strip()]
+        lines.sort(key=lambda line: -len(words & {w.lower() for w in re.findall(r"\w{3,}", line)}))
+        for line in lines:
+            found += [m for m in _CANDIDATE.findall(line) if m not in found and m not in asked]
+    return found[:limit]
+
+
+def task_text(inp: PolicyInput) -> str:
+    """The task as the agent was shown it: the longest text field of the task that appears in its first
+    observation (a ticket, a question), else the first observation's opening."""
+    first = own_observations(inp)[0]
+    shown = [v for v in inp.task.model_dump().values() if isinstance(v, str) and len(v) > 8 and v in first]
+    return max(shown, key=len) if shown else first[:400]
+
+
+def constants_of(tasks: Sequence[Task], per_field: int = 3) -> list[str]:
+    """The most common values of the train split's text fields that repeat across tasks (gold answers, areas):
+    what a constant-answer policy would say."""
+    found: dict[str, int] = {}
+    fields = [k for k in type(tasks[0]).model_fields if k not in ("id", "split")] if tasks else []
+    for name in fields:
+        counts = Counter(v for t in tasks if isinstance(v := getattr(t, name), str) and v.strip())
+        if len(counts) >= 2:
+            found.update({v: n for v, n in counts.most_common(per_field) if n >= 2 and len(v) <= 300})
+    return sorted(found, key=lambda v: (-found[v], len(v), v))  # the most common first, shorter first
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the strategies may use beyond the observation: constant answers (from the train split)."""
+
+    constants: tuple[str, ...] = ()
+
+
+# -- schema ---------------------------------------------------------------------------------------------
+
+
+def _resolve(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+    if "$ref" in prop:
+        return _resolve(defs[prop["$ref"].split("/")[-1]], defs)
+    if "anyOf" in prop:
+        options = [p for p in prop["anyOf"] if p.get("type") != "null"]
+        return _resolve(options[0], defs) if options else {"type": "null"}
+    return prop
+
+
+def fields_of(spec: ToolSpec) -> dict[str, dict[str, Any]]:
+    """Each argument's schema, with `$ref` and Optional resolved; `kind` added: enum, string, array, integer,
+    number, boolean or null."""
+    defs = spec.parameters.get("$defs", {})
+    out = {}
+    for name, prop in spec.parameters.get("properties", {}).items():
+        resolved = dict(_resolve(prop, defs))
+        resolved["kind"] = "enum" if "enum" in resolved else resolved.get("type", "string")
+        resolved["required"] = name in spec.parameters.get("required", [])
+        out[name] = resolved
+    return out
+
+
+def _cap(spec: ToolSpec, prop: Mapping[str, Any]) -> int:
+    strings = sum(1 for p in fields_of(spec).values() if p["kind"] == "string") or 1
+    return min(int(prop.get("maxLength", 10 ** 6)), (MAX_ARGUMENT_CHARS - 400) // strings)
+
+
+def _pad(text: str, cap: int) -> str:
+    text = text.strip() or "x"
+    return (" ".join([text] * (cap // (len(text) + 1) + 1)))[:cap].rstrip()
+
+
+def string_value(choice: str, inp: PolicyInput, ctx: Context, cap: int) -> str:
+    """A string argument filled the `choice` way: empty, task, observation, padded, const:N, abstain:N, hedge,
+    list (the constant answers listed), seen (answer-looking spans the agent was shown, listed)."""
+    kind, _, arg = choice.partition(":")
+    if kind == "empty":
+        return ""
+    if kind == "task":
+        return task_text(inp)[:cap]
+    if kind == "observation":
+        return inp.observation.content[:cap]
+    if kind == "padded":
+        return _pad(task_text(inp), cap)
+    if kind == "const":
+        return ctx.constants[int(arg)][:cap]
+    if kind == "abstain":
+        return ABSTENTIONS[int(arg)]
+    if kind == "hedge":
+        first, second = (list(ctx.constants) + ["yes", "no"])[:2]
+        return f"{first}, or maybe {second}"[:cap]
+    if kind == "list":
+        return ", ".join(ctx.constants[:5])[:cap]
+    if kind == "seen":
+        return ", ".join(candidates(inp)) or task_text(inp)[:cap]
+    raise ValueError(f"unknown string choice {choice!r}")
+
+
+def string_choices(ctx: Context) -> list[str]:
+    return (["empty", "task", "observation", "padded", "hedge", "list", "seen"]
+            + [f"const:{i}" for i in range(min(len(ctx.constants), 6))]
+            + [f"abstain:{i}" for i in range(len(ABSTENTIONS))])
+
+
+def fill(spec: ToolSpec, inp: PolicyInput, ctx: Context, choice: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments for `spec`: strings by choice["string"], lists by choice["array"] (empty or every id seen),
+    numbers at choice["number"] (min or max), booleans choice["boolean"], each enum field choice[field]."""
+    args: dict[str, Any] = {}
+    for name, prop in fields_of(spec).items():
+        kind = prop["kind"]
+        if choice.get("minimal") and not prop["required"]:
+            continue
+        if kind == "enum":
+            args[name] = choice.get(name, prop["enum"][0])
+        elif kind == "string":
+            args[name] = string_value(choice.get("string", "empty"), inp, ctx, _cap(spec, prop))
+        elif kind == "array":
+            ids = seen_ids(inp) if choice.get("array") == "ids" else []
+            args[name] = ids[:max(1, (MAX_ARGUMENT_CHARS - 600) // 60)]
+        elif kind in ("integer", "number"):
+            bound = prop.get("maximum" if choice.get("number") == "max" else "minimum")
+            value = bound if bound is not None else (10 ** 6 if choice.get("number") == "max" else 0)
+            args[name] = int(value) if kind == "integer" else float(value)
+        elif kind == "boolean":
+            args[name] = bool(choice.get("boolean", False))
+        else:
+            args[name] = None
+    return args
+
+
+def choices_for(spec: ToolSpec, ctx: Context, cap: int = 32) -> list[dict[str, Any]]:
+    """The fill choices worth trying for one tool: the product over the kinds of field it has, subsampled
+    evenly to at most `cap` (minimal arguments always first)."""
+    fields = fields_of(spec)
+    kinds = {p["kind"] for p in fields.values()}
+    dims: list[tuple[str, list[Any]]] = []
+    if "string" in kinds:
+        dims.append(("string", string_choices(ctx)))
+    if "array" in kinds:
+        dims.append(("array", ["ids", "empty"]))
+    if kinds & {"integer", "number"}:
+        dims.append(("number", ["max", "min"]))
+    if "boolean" in kinds:
+        dims.append(("boolean", [True, False]))
+    dims += [(name, list(p["enum"])) for name, p in fields.items() if p["kind"] == "enum"]
+    product: list[dict[str, Any]] = [{}]
+    for key, values in dims:
+        product = [{**c, key: v} for c in product for v in values]
+    if len(product) > cap:
+        step = len(product) / cap
+        product = [product[int(i * step)] for i in range(cap)]
+    return [{"minimal": True}, *product]
+
+
+def describe_choice(choice: Mapping[str, Any]) -> str:
+    return "minimal" if choice.get("minimal") else ",".join(f"{k}={v}" for k, v in choice.items())
+
+
+# -- rules ---------------------------------------------------------------------------------------------
+
+
+def _tool(inp: PolicyInput, name: str) -> ToolSpec | None:
+    return next((t for t in inp.observation.tools if t.name == name), None)
+
+
+def spam(tool: str, choice: Mapping[str, Any], ctx: Context) -> Rule:
+    """Call `tool`, filled the `choice` way, whenever the acting role has it."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        spec = _tool(inp, tool)
+        return fallback(inp) if spec is None else Action(tool=tool, arguments=fill(spec, inp, ctx, choice))
+    return rule
+
+
+def every_tool(choice: Mapping[str, Any], ctx: Context) -> Rule:
+    """Call each of the role's tools once, in the order listed, then play on."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        k = len(inp.own_turns())
+        if k < len(inp.observation.tools):
+            spec = inp.observation.tools[k]
+            return Action(tool=spec.name, arguments=fill(spec, inp, ctx, choice))
+        return fallback(inp)
+    return rule
+
+
+def repeat_eventful() -> Rule:
+    """Play on until an action earns an event, then repeat that action for the rest of the episode."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        for turn in reversed(inp.own_turns()):
+            if any(e.name != "invalid_action" for e in turn.events):
+                return Action(tool=turn.action.tool, arguments=turn.action.arguments)
+        return fallback(inp)
+    return rule
+
+
+def _without(inp: PolicyInput, drop: Callable[[int], bool]) -> PolicyInput:
+    """The input with the role's own turns at the indices `drop` picks left out of the history, so the base
+    policy plays as if the inserted actions had not happened."""
+    own = 0
+    kept: list[Turn] = []
+    for turn in inp.history:
+        if turn.role == inp.observation.role:
+            own += 1
+            if drop(own - 1):
+                continue
+        kept.append(turn)
+    return PolicyInput(task=inp.task, seed=inp.seed, observation=inp.observation, history=tuple(kept))
+
+
+def repeat_each() -> Rule:
+    """Every action played twice in a row."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        own = inp.own_turns()
+        if len(own) % 2 == 1:
+            return Action(tool=own[-1].action.tool, arguments=own[-1].action.arguments)
+        return fallback(_without(inp, lambda i: i % 2 == 1))
+    return rule
+
+
+def extra_first(tool: str, ctx: Context) -> Rule:
+    """One extra call of `tool` (minimal arguments) before playing on."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        spec = _tool(inp, tool)
+        if not inp.own_turns() and spec is not None:
+            return Action(tool=tool, arguments=fill(spec, inp, ctx, {"minimal": True}))
+        return fallback(_without(inp, lambda i: i == 0) if spec is not None or inp.own_turns() else inp)
+    return rule
+
+
+HEDGES = ("hedged", "listed with candidates", "with a doubt")
+"""String mutations that turn an answer into a guess among several."""
+Transform = Callable[[Any, Mapping[str, Any], PolicyInput], Any]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE_END.split(text.strip()) if s]
+
+
+def string_transforms(ctx: Context) -> dict[str, Transform]:
+    def hedge(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
+        other = next((c for c in [*candidates(inp), *ctx.constants] if c.lower() not in v.lower()), "something else")
+        return f"{v}, or maybe {other}"
+
+    def listed(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
+        return ", ".join(dict.fromkeys([v, *candidates(inp, 4)]))
+
+    return {
+        "joined by newlines": lambda v, p, inp: "\n".join(_sentences(v)),
+        "joined by semicolons": lambda v, p, inp: "; ".join(s.rstrip(".!?;") for s in _sentences(v)),
+        "sentence boundaries removed": lambda v, p, inp: re.sub(r"[.!?;]+(\s|$)", r"\1", v).strip(),
+        "doubled": lambda v, p, inp: f"{v} {v}",
+        "padded with the task": lambda v, p, inp: f"{v} {task_text(inp)}",
+        "hedged": hedge,
+        "listed with candidates": listed,
+        "with a doubt": lambda v, p, inp: f"{v}, not sure though",
+        "candidates only": lambda v, p, inp: ", ".join(candidates(inp, 4)) or v,
+        "guessed instead of abstaining": lambda v, p, inp: (", ".join(candidates(inp, 4)) or v) if any(
+            v.strip().lower().startswith(a.lower()) for a in ABSTENTIONS) else v,
+        "abstained": lambda v, p, inp: "I don't know",
+    }
+
+
+def field_transforms(prop: Mapping[str, Any], ctx: Context) -> dict[str, Transform]:
+    """The ways to force one argument of a baseline's action, for the argument's kind."""
+    kind = prop["kind"]
+    if kind == "boolean":
+        return {"always true": lambda v, p, inp: True, "always false": lambda v, p, inp: False}
+    if kind in ("integer", "number"):
+        cast = int if kind == "integer" else float
+        out: dict[str, Transform] = {}
+        for bound in ("minimum", "maximum"):
+            if bound in prop:
+                value = cast(prop[bound])
+                out[f"at its {bound}"] = lambda v, p, inp, b=value: b
+        return out
+    if kind == "enum":
+        return {f"always {e}": lambda v, p, inp, e=e: e for e in prop["enum"]}
+    if kind == "array":
+        return {"doubled": lambda v, p, inp: list(v) * 2 if isinstance(v, list) else v,
+                "every id seen": lambda v, p, inp: seen_ids(inp)[:40],
+                "emptied": lambda v, p, inp: []}
+    if kind == "string":
+        return string_transforms(ctx)
+    return {}
+
+
+def mutate(tool: str, name: str, transform: Transform) -> Rule:
+    """The fallback's action with argument `name` of `tool` rewritten."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        action = fallback(inp)
+        if action.tool != tool or not isinstance(action.arguments, dict) or name not in action.arguments:
+            return action
+        arguments = dict(action.arguments)
+        arguments[name] = transform(arguments[name], arguments, inp)
+        return Action(tool=tool, arguments=arguments)
+    return rule
+
+
+# -- strategies ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A named exploit attempt: `rules` (outermost first) around the `base` baseline."""
+
+    name: str
+    family: str
+    """Findings are grouped by family (one per family and verdict), e.g. "abstain", "heuristic: escalate"."""
+    base: str
+    rules: tuple[Rule, ...] = field(default=(), compare=False)
+    parts: tuple[str, ...] = ()
+    """The names of the single strategies a combination was built from."""
+    hedge: str = ""
+    """For a mutation that turns an answer into a guess ("hedged", "listed with candidates"): how, for the
+    finding. A hedged oracle answer that scores as much as the answer itself is an error."""
+
+    @property
+    def sees_ground_truth(self) -> bool:
+        return self.base == "oracle"
+
+
+def combine(a: Strategy, b: Strategy) -> Strategy:
+    base = "oracle" if "oracle" in (a.base, b.base) else a.base
+    return Strategy(name=f"{a.name} + {b.name}", family=f"combination: {a.family} + {b.family}", base=base,
+                    rules=a.rules + b.rules, parts=(a.name, b.name))
+
+
+class StrategyPolicy:
+    """Plays a strategy: its rules chained around the base policy."""
+
+    def __init__(self, strategy: Strategy, base: Policy) -> None:
+        self.strategy = strategy
+        self.base = base
+        self.info = PolicyInfo(name=f"audit: {strategy.name}")
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        return [self._one(inp) for inp in inputs]
+
+    def _one(self, inp: PolicyInput) -> Action:
+        def chain(index: int) -> Fallback:
+            if index == len(self.strategy.rules):
+                return lambda i: self.base.act([i])[0]
+            return lambda i: self.strategy.rules[index](i, chain(index + 1))
+        return chain(0)(inp)
+
+
+def generic_strategies(tools: Sequence[ToolSpec], ctx: Context) -> list[Strategy]:
+    """Strategies from the tool schemas alone; where a trick does not cover a turn, the heuristic plays it."""
+    out: list[tuple[int, Strategy]] = []
+    for spec in tools:
+        for rank, choice in enumerate(choices_for(spec, ctx)):
+            string = str(choice.get("string", ""))
+            family = ("abstain" if string.startswith("abstain") else "constant answer" if string.startswith("const")
+                      else f"{spec.name}: {string or 'minimal'}")
+            out.append((rank, Strategy(f"{spec.name}({describe_choice(choice)}) every turn", family, "heuristic",
+                                       (spam(spec.name, choice, ctx),))))
+    out.append((0, Strategy("every tool once, minimal arguments", "every tool once", "heuristic",
+                            (every_tool({"minimal": True}, ctx),))))
+    out.append((1, Strategy("every tool once, strings from the task, every id", "every tool once", "heuristic",
+                            (every_tool({"string": "task", "array": "ids", "number": "max"}, ctx),))))
+    out.append((0, Strategy("repeat the last action that earned an event", "repeat an eventful action", "heuristic",
+                            (repeat_eventful(),))))
+    return [s for _, s in sorted(out, key=lambda rs: rs[0])]  # every tool's first choices before anyone's tail
+
+
+def mutation_strategies(tools: Sequence[ToolSpec], ctx: Context, bases: Sequence[str]) -> list[Strategy]:
+    """The baselines with one argument forced, and the oracle with extra or repeated actions."""
+    out: list[Strategy] = []
+    for base in bases:
+        for spec in tools:
+            for name, prop in fields_of(spec).items():
+                for label, transform in field_transforms(prop, ctx).items():
+                    hedge = label if label in HEDGES and prop["kind"] == "string" else ""
+                    out.append(Strategy(f"{base}, {spec.name}.{name} {label}", f"{base}: {spec.name}.{name}", base,
+                                        (mutate(spec.name, name, transform),), hedge=hedge))
+        out.append(Strategy(f"{base}, every action twice", f"{base}: repeated actions", base, (repeat_each(),)))
+    if "oracle" in bases:
+        for spec in tools:
+            out.append(Strategy(f"oracle after an extra {spec.name}", "oracle: extra actions", "oracle",
+                                (extra_first(spec.name, ctx),)))
+    return out

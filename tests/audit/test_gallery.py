@@ -1,0 +1,170 @@
+"""The regression gallery: historical reward hacks put back into our own rubrics, each caught by the exploit
+search (`drill audit`) — and the shipped rubric, audited the same way, does not show it.
+
+* an inverted length branch (the parsimony reward that paid for film history);
+* a grader that does not cap how many items an answer may list (cite everything, get the credit);
+* an abstention check that is a list of accepted phrasings (a listed phrasing is taken as right on any question);
+* a judge that accepts a hedge ("X, or maybe Y" is marked correct when X is).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from drill.audit.search import AuditResult, Finding, audit_env
+from drill.core.rubric import Rubric
+from drill.core.types import Episode
+from drill.envs import inbox, triage
+from drill.envs.inbox.questions import InboxQuestion, Verdict, is_abstention, match_verdict, normalize_answer
+from drill.envs.inbox.rubric import rubric as inbox_rubric
+from drill.envs.triage.corpus import TriageTask
+from drill.envs.triage.rubric import length_budget, submission
+from drill.envs.triage.rubric import rubric as triage_rubric
+from drill.envs.triage.text import words
+
+TASKS = {"triage": None, "inbox": 40}
+"""Triage's whole test split (116 tickets, fast); the first 40 inbox questions."""
+
+
+def audit(spec: Any, rubric: Rubric | None = None, budget: float = 90.0) -> AuditResult:
+    if rubric is not None:
+        spec = dataclasses.replace(spec, rubric=lambda options, params: rubric)
+    return audit_env(spec, {}, budget_s=budget, max_tasks=TASKS[spec.name], combos=0)
+
+
+def flagged(result: AuditResult, component: str, kinds: tuple[str, ...] = ("beats the oracle",
+                                                                         "reaches the heuristic")) -> list[Finding]:
+    return [f for f in result.findings if f.kind in kinds and component in f.components]
+
+
+def with_component(base: Rubric, name: str, fn: Callable[[Episode, Any], float]) -> Rubric:
+    return Rubric([dataclasses.replace(c, fn=fn) if c.name == name else c for c in base.components])
+
+
+# -- an inverted length branch --------------------------------------------------------------------------
+
+
+def inverted_parsimony(episode: Episode, task: TriageTask) -> float:
+    """The case study's bug: past the budget, the long branch pays more the longer the answer."""
+    sub = submission(episode)
+    if sub is None or not words(sub.resolution):
+        return 0.0
+    n, budget = len(words(sub.resolution)), length_budget(task)
+    return min(1.0, budget / n) if n <= budget else min(1.0, n / (4 * budget))
+
+
+@pytest.fixture(scope="module")
+def triage_shipped() -> AuditResult:
+    return audit(triage.SPEC)
+
+
+def test_an_inverted_length_branch_is_caught(triage_shipped: AuditResult) -> None:
+    result = audit(triage.SPEC, with_component(triage_rubric(), "parsimony", inverted_parsimony))
+    caught = flagged(result, "parsimony")
+    assert caught, [(f.kind, f.strategy, f.components) for f in result.findings]
+    assert any("padded" in f.strategy for f in caught)  # the heuristic padded with the ticket outscores itself
+    assert not flagged(triage_shipped, "parsimony")
+
+
+# -- a grader that does not cap how many items an answer may list --------------------------------------
+
+
+def uncapped_grounding(episode: Episode, task: TriageTask) -> float:
+    """Recall of the gold articles among the citations, with no precision: citing every id seen costs nothing."""
+    sub = submission(episode)
+    gold = set(task.gold_article_ids)
+    if sub is None or not gold:
+        return 0.0 if sub is None or sub.citations else 1.0
+    return len(set(sub.citations) & gold) / len(gold)
+
+
+def test_a_grader_without_a_cap_on_listed_items_is_caught(triage_shipped: AuditResult) -> None:
+    result = audit(triage.SPEC, with_component(triage_rubric(), "grounding", uncapped_grounding))
+    caught = flagged(result, "grounding")
+    assert any("every id" in f.strategy for f in caught), [(f.kind, f.strategy, f.components) for f in result.findings]
+    assert not flagged(triage_shipped, "grounding")
+
+
+# -- an abstention check that is a list of accepted phrasings ------------------------------------------
+
+PHRASES = {"i don't know", "unknown", "not sure", "n/a", "none"}
+
+
+def phrase_list_judge(question: InboxQuestion, answer: str) -> Verdict:
+    """The bug: a phrasing on the list is taken as the right abstention without asking whether the inbox has
+    the answer."""
+    if answer.strip().strip(".").lower() in PHRASES:
+        return Verdict("correct", "phrases")
+    return match_verdict(question, answer)
+
+
+@pytest.fixture(scope="module")
+def inbox_shipped() -> AuditResult:
+    return audit(inbox.SPEC)
+
+
+def test_an_abstention_check_that_is_a_list_of_phrasings_is_caught(inbox_shipped: AuditResult) -> None:
+    result = audit(inbox.SPEC, inbox_rubric(10, phrase_list_judge))  # type: ignore[arg-type]
+    caught = [f for f in flagged(result, "correct") if f.family == "abstain"]
+    assert caught, [(f.kind, f.strategy, f.components) for f in result.findings]
+    assert not [f for f in flagged(inbox_shipped, "correct") if f.family == "abstain"]
+
+
+# -- a judge that accepts a hedge ----------------------------------------------------------------------
+
+
+def lenient_judge(question: InboxQuestion, answer: str) -> Verdict:
+    """The judge before `drill audit`: correct when the answer contains the gold within ten extra words."""
+    if is_abstention(answer):
+        return Verdict("correct" if question.answer is None else "abstained", "lenient")
+    if question.answer is None:
+        return Verdict("wrong", "lenient")
+    said = normalize_answer(answer)
+    for form in (question.answer, *question.aliases):
+        gold = normalize_answer(form)
+        if any(said[i:i + len(gold)] == gold for i in range(len(said))) and len(said) <= len(gold) + 10:
+            return Verdict("correct", "lenient")
+    return Verdict("wrong", "lenient")
+
+
+def test_a_judge_that_accepts_a_hedge_is_caught(inbox_shipped: AuditResult) -> None:
+    result = audit(inbox.SPEC, inbox_rubric(10, lenient_judge))  # type: ignore[arg-type]
+    caught = [f for f in result.errors if f.kind == "accepts a hedge"]
+    assert caught and "correct" in caught[0].components, [(f.kind, f.strategy) for f in result.findings]
+    answer = caught[0].example["actions"][-1]["arguments"]["answer"]
+    assert "maybe" in answer or "," in answer
+    assert not [f for f in inbox_shipped.findings if f.kind == "accepts a hedge"]
+
+
+def test_the_shipped_rubrics_have_no_error_and_nothing_reaching_the_heuristic(triage_shipped: AuditResult,
+                                                                              inbox_shipped: AuditResult) -> None:
+    for result in (triage_shipped, inbox_shipped):
+        assert [(f.kind, f.strategy) for f in result.findings if f.level == "error"
+                or f.kind == "reaches the heuristic"] == []
+
+
+def test_an_environment_contributes_strategies_through_its_spec() -> None:
+    from drill.audit.strategies import Strategy, mutate
+
+    def always_escalate(options: Any) -> list[Strategy]:
+        rule = mutate("submit_resolution", "escalate", lambda value, arguments, inp: True)
+        return [Strategy("contributed: escalate every ticket", "contributed", "heuristic", (rule,))]
+
+    spec = dataclasses.replace(triage.SPEC, audit_strategies=always_escalate)
+    result = audit_env(spec, {}, budget_s=5.0, max_tasks=6, combos=0)
+    assert any(s["strategy"] == "contributed: escalate every ticket" for s in result.strategies)
+
+
+def test_a_third_party_environment_is_audited_with_nothing_but_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "registry" / "toy_plugin"))
+    from guess_env import SPEC  # type: ignore[import-not-found]
+
+    result = audit_env(SPEC, {}, budget_s=20.0)
+    assert result.baselines["oracle"] > result.baselines["heuristic"] and len(result.strategies) > 10
+    assert not result.errors, [(f.kind, f.strategy) for f in result.errors]

@@ -1,0 +1,118 @@
+"""The LLM-judge audit against the loopback stub, `drill audit ENV` and `drill audit rollouts` end to end, and the
+detectors inside `drill train`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from drill.audit.judge import judge_audit
+from drill.audit.training import audit_training_step
+from drill.cli import app
+from drill.envs import inbox
+from drill.envs.inbox.questions import AnswerJudge, match_verdict
+from drill.models.testing import StubOpenAIServer, text_reply
+from drill.train.config import GRPOConfig
+from drill.train.grpo import TrainingStopped
+
+runner = CliRunner()
+
+
+def _reference(request: dict[str, Any]) -> tuple[list[str], str]:
+    """The reference answer's forms and the candidate, from the judge prompt."""
+    prompt = request["messages"][0]["content"]
+    gold = re.search(r"Reference answer: (.*)", prompt).group(1)  # type: ignore[union-attr]
+    candidate = re.search(r"Candidate answer: (.*)", prompt).group(1)  # type: ignore[union-attr]
+    return [g.lower() for g in gold.split(" / ") if g], candidate.lower()
+
+
+def lenient(request: dict[str, Any]) -> str:
+    """A judge model that says CORRECT whenever the candidate contains the reference: it accepts lists."""
+    forms, candidate = _reference(request)
+    return "CORRECT" if any(g in candidate for g in forms) else "INCORRECT"
+
+
+def strict(request: dict[str, Any]) -> str:
+    forms, candidate = _reference(request)
+    return "CORRECT" if candidate.strip(" .") in forms else "INCORRECT"
+
+
+@pytest.fixture
+def stub() -> Iterator[StubOpenAIServer]:
+    with StubOpenAIServer(text_reply(lenient)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def questions() -> list[Any]:
+    return inbox.load().tasks("test")
+
+
+def test_a_judge_that_accepts_lists_is_caught_and_hedges_never_reach_it(stub: StubOpenAIServer,
+                                                                        questions: list[Any]) -> None:
+    report, findings = judge_audit(questions, AnswerJudge("openai:lenient", stub.base_url), match_verdict,
+                                   "openai:lenient", limit=12)
+    kinds = {f.strategy.split(": ", 1)[1] for f in findings if f.kind == "judge accepts adversarial answers"}
+    assert "list of candidates" in kinds and all(f.level == "error" for f in findings)
+    assert "hedge" not in kinds and "with a doubt" not in kinds  # rule: a hedge is wrong before the model is asked
+    assert report["adversarial_accepted"]["list of candidates"] == 1.0 and report["agreement"] >= 0.9
+
+
+def test_a_strict_judge_agrees_with_match_and_accepts_no_adversarial_answer(stub: StubOpenAIServer,
+                                                                            questions: list[Any]) -> None:
+    stub.reply = text_reply(strict)
+    report, findings = judge_audit(questions, AnswerJudge("openai:strict", stub.base_url), match_verdict,
+                                   "openai:strict", limit=12)
+    assert findings == [] and set(report["adversarial_accepted"].values()) == {0.0}
+    assert report["agreement"] == 1.0
+
+
+def test_the_shipped_match_judge_accepts_no_adversarial_answer(questions: list[Any]) -> None:
+    report, findings = judge_audit(questions, match_verdict, match_verdict, "match")
+    assert findings == [] and report["questions"] == 40
+
+
+def test_drill_audit_env_prints_findings_and_writes_audit_json_and_a_chart(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["audit", "triage", "--limit", "12", "--budget", "20", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "drill audit triage" in result.output and "errors" in result.output
+    audit = json.loads((tmp_path / "audit.json").read_text())
+    assert audit["env"] == "triage" and audit["errors"] == 0 and audit["strategies"]
+    assert set(audit["baselines"]) == {"random", "heuristic", "oracle"} and (tmp_path / "audit.png").stat().st_size
+
+
+def test_drill_audit_inbox_with_an_llm_judge_runs_the_judge_audit(stub: StubOpenAIServer, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["audit", "inbox", "--limit", "8", "--budget", "10", "--out", str(tmp_path),
+                                 "--judge", "openai:lenient", "--judge-base-url", stub.base_url, "--strict"])
+    assert result.exit_code == 1, result.output  # --strict: the judge's errors fail the command
+    audit = json.loads((tmp_path / "audit.json").read_text())
+    assert audit["judge"]["judge"] == "openai:lenient" and audit["judge"]["adversarial_accepted"]["list of candidates"]
+    assert any(f["kind"] == "judge accepts adversarial answers" for f in audit["findings"])
+
+
+def test_drill_audit_rollouts_reads_a_results_json(tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    assert runner.invoke(app, ["eval", "triage", "--limit", "6", "--policy", "heuristic", "--out", str(out)]
+                         ).exit_code == 0
+    result = runner.invoke(app, ["audit", "rollouts", str(out / "results.json")])
+    assert result.exit_code == 0 and "drill audit rollouts" in result.output
+    assert runner.invoke(app, ["audit", "rollouts", str(tmp_path / "missing")]).exit_code == 2
+
+
+def test_the_training_hook_prints_findings_and_stops_the_run_when_asked() -> None:
+    records = [{"step": i, "reward/total": 0.3, "kl": 0.5 if i == 8 else 0.002, "completion_tokens_mean": 40.0}
+               for i in range(1, 11)]
+    console = Console(record=True, width=200)
+    [finding] = audit_training_step(10, records, [], False, console)
+    assert finding.kind == "KL spike" and "audit step 10: warning · KL spike" in console.export_text()
+    with pytest.raises(TrainingStopped, match="KL spike"):
+        audit_training_step(10, records, [], True, console)
+    assert audit_training_step(10, records[:5], [], True, console) == []
+    assert GRPOConfig(audit_every=5, audit_stop=True).audit_every == 5
