@@ -141,6 +141,8 @@ def test_the_chaosops_heuristic_pages_network_for_misrouted_traffic() -> None:
     tasks = [t for t in chaosops.load().tasks("test") if t.failure == "misrouted_traffic"]
     episodes = run_episodes(chaosops.load, [(t, 0) for t in tasks], chaosops.baselines["heuristic"](),
                             chaosops.rubric())
-    assert [e.count("resolved") > 0 for e in episodes] == [True, True, False]  # hard: Oversight flags the wrong agent
-    assert all(t.action.arguments.get("team") == "network" for e in episodes for t in e.turns
-               if t.action.tool == "escalate")
+    escalations = [t.action.arguments.get("team") for e in episodes for t in e.turns if t.action.tool == "escalate"]
+    assert escalations and set(escalations) == {"network"}
+    # With routine fleet activity on every tier, the heuristic's Oversight rule (last change on the loudest service)
+    # flags the wrong agent here, so the rogue undoes the escalation and these stay unresolved: the page is right,
+    # the diagnosis is not (issue 19).
