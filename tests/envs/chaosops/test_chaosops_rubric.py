@@ -55,7 +55,7 @@ def test_hand_checked_scripted_episode() -> None:
     assert score.components == {
         "resolved": 1.0, "under_budget": 1.0, "wrong_fix": 1.0, "miscommunication": 2.0,
         "root_cause_by_step_3": 1.0, "mttr": 3.0, "rogue_caught": 1.0, "rogue_false_positive": 1.0,
-        "second_order_failure": 0.0, "invalid_action": 0.0,
+        "second_order_failure": 0.0, "invalid_action": 0.0, "unresolved": 0.0,
     }
     # 100 + 10 - 50 - 2*20 + 30 - 3*2 + 50 - 75 = 19
     assert score.total == pytest.approx(19.0)
@@ -110,3 +110,23 @@ def test_a_finished_episode_without_an_ending_fails_loudly() -> None:
         chaosops.rubric().score(Episode(env="chaosops", task_id=task.id, seed=0, done=True), task)
     with pytest.raises(RubricError, match="failed on task .x."):
         chaosops.rubric().score(Episode(env="chaosops", task_id="x", seed=0, done=False), Task(id="x"))
+
+
+def test_standing_by_costs_more_than_a_misfiring_responder() -> None:
+    """Found by `drill audit chaosops`: with routine fleet activity, no-ops every turn outscored the heuristic until
+    an open outage at the end of the budget cost as much as a resolution earns."""
+    from drill.core import PolicyInfo, run_episodes
+
+    class StandBy:
+        info = PolicyInfo(name="stand-by")
+
+        def act(self, inputs):  # type: ignore[no-untyped-def]
+            return [Action.call("noop") for _ in inputs]
+
+    tasks = chaosops.load().tasks("test")
+    jobs = [(t, s) for t in tasks for s in range(2)]
+    idle = run_episodes(chaosops.load, jobs, StandBy(), chaosops.rubric())
+    heuristic = run_episodes(chaosops.load, jobs, chaosops.baselines["heuristic"](), chaosops.rubric())
+    assert all(e.score is not None and e.score.components["unresolved"] == 1.0 for e in idle)
+    mean = lambda episodes: sum(e.score.total for e in episodes if e.score) / len(episodes)  # noqa: E731
+    assert mean(idle) < mean(heuristic)

@@ -13,8 +13,12 @@
 | rogue_false_positive   | flags of innocent agents                              | -75 x m each  |
 | second_order_failure   | wrong fixes that took a healthy service down          | -40 each      |
 | invalid_action         | malformed or unknown tool calls                       | -10 each      |
+| unresolved             | 1 if the step budget ran out with the incident open   | -100          |
 
-`m` is the rogue multiplier. Bonuses are facts paid at most once (the environment emits each bonus
+`unresolved` is Drill's addition to the case study's table: without it, standing by (any no-op every turn,
+−2 × budget) outscored a scripted responder that resolves most incidents but misfires on the way, once
+routine fleet activity made misfires common (`drill audit chaosops` found it). An open outage is the worst
+outcome, so it now costs as much as a resolution earns. `m` is the rogue multiplier. Bonuses are facts paid at most once (the environment emits each bonus
 event once; the components also cap them at 1). Penalties count every occurrence.
 """
 
@@ -26,7 +30,7 @@ from drill.envs.chaosops.env import ChaosOpsTask
 WEIGHTS: dict[str, float] = {
     "resolved": 100.0, "under_budget": 10.0, "wrong_fix": -50.0, "miscommunication": -20.0,
     "root_cause_by_step_3": 30.0, "mttr": -2.0, "rogue_caught": 50.0, "rogue_false_positive": -75.0,
-    "second_order_failure": -40.0, "invalid_action": -10.0,
+    "second_order_failure": -40.0, "invalid_action": -10.0, "unresolved": -100.0,
 }
 ROOT_CAUSE_DEADLINE = 3
 
@@ -85,6 +89,10 @@ def invalid_action(episode: Episode, task: ChaosOpsTask) -> float:
     return float(episode.count("invalid_action"))
 
 
+def unresolved(episode: Episode, task: ChaosOpsTask) -> float:
+    return float(episode.count("budget_exhausted") > 0 and episode.count("resolved") == 0)
+
+
 _DESCRIPTIONS = {
     "resolved": "the Manager resolved a mitigated incident",
     "under_budget": "resolved within half the step budget",
@@ -96,12 +104,13 @@ _DESCRIPTIONS = {
     "rogue_false_positive": "flags of innocent fleet agents",
     "second_order_failure": "wrong fixes that took a healthy service down",
     "invalid_action": "malformed or unknown tool calls",
+    "unresolved": "the step budget ran out with the incident still open",
 }
 _FUNCTIONS = {
     "resolved": resolved, "under_budget": under_budget, "wrong_fix": wrong_fix, "miscommunication": miscommunication,
     "root_cause_by_step_3": root_cause_by_step_3, "mttr": mttr, "rogue_caught": rogue_caught,
     "rogue_false_positive": rogue_false_positive, "second_order_failure": second_order_failure,
-    "invalid_action": invalid_action,
+    "invalid_action": invalid_action, "unresolved": unresolved,
 }
 
 

@@ -97,6 +97,10 @@ SELECT m.id, drill_people_text(m.sender_name || ' ' || m.sender),
 FROM messages m;
 """
 
+BUSY_SECONDS = 30
+"""How long opening a store for writing waits for another process's lock before saying so."""
+
+
 class StoreError(RuntimeError):
     """The store cannot be opened or used (missing FTS5, a file that is not a Drill mail store, ...)."""
 
@@ -194,7 +198,7 @@ class MailStore:
             self.conn = self._open_read_only()
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path, check_same_thread=False)
+            self.conn = sqlite3.connect(self.path, check_same_thread=False, timeout=BUSY_SECONDS)
             self._prepare_for_writing()
         self.conn.execute("PRAGMA foreign_keys = ON")
         self._check_schema()
@@ -242,6 +246,11 @@ class MailStore:
     def _prepare_for_writing(self) -> None:
         try:
             self.conn.execute("PRAGMA journal_mode = DELETE")  # also turns a WAL store back; see module doc
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreError(f"{self.path} is in use by another process ({exc}, after waiting {BUSY_SECONDS} s); "
+                                 "run again once it has finished") from exc
+            raise StoreError(f"{self.path} is not a Drill mail store: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} is not a Drill mail store: {exc}") from exc
         self.conn.create_function("drill_people_text", 1, people_text, deterministic=True)
