@@ -112,7 +112,8 @@ class Methods:
 
     def wrap(self, by_role: Mapping[str, Policy]) -> dict[str, Policy]:
         """Memory (and the reflection slot) in every LLM policy; LATS policies learn the other roles' policies."""
-        wrapped = with_memory(by_role, self.memory) if (self.memory is not None or self.reflect) else dict(by_role)
+        wants = self.memory is not None or self.reflect or self.attempts > 1
+        wrapped = with_memory(by_role, self.memory) if wants else dict(by_role)
         for policy in wrapped.values():
             if isinstance(policy, LATSPolicy):
                 policy.bind(wrapped)

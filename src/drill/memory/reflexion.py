@@ -91,12 +91,12 @@ def play_attempts(make_env: Callable[[], Env], by_role: Mapping[str, object], jo
     report = AttemptReport(final=[])
     pending = list(range(len(jobs)))
     solved = 0
+    seeds = {id(p): p.options.sampling.seed for p in learners}
     for attempt in range(1, attempts + 1):
-        for policy in learners:  # without reflections a retry differs only by its sampling seed
-            base = policy.options.sampling.seed
-            if base is not None:
-                policy.options = replace(policy.options, sampling=replace(policy.options.sampling,
-                                                                          seed=base + (attempt > 1)))
+        for policy in learners:  # attempt n samples with seed + n - 1 (greedy decoding repeats itself regardless)
+            if seeds[id(policy)] is not None:
+                sampling = replace(policy.options.sampling, seed=seeds[id(policy)] + attempt - 1)  # type: ignore[operator]
+                policy.options = replace(policy.options, sampling=sampling)
         episodes: list[Episode] = []
         for start in range(0, len(pending), batch):
             chunk = [jobs[i] for i in pending[start:start + batch]]
