@@ -247,6 +247,11 @@ def test_eval_flags_store_then_memory_reflexion_and_lats(tmp_path: Path, server:
                           "39", "--out", str(tmp_path / "e"))
     assert searched["summary"][0]["opened"] == 1.0 and searched["meta"]["methods"][0]["nodes"] > 0
     assert searched["summary"][0]["policy"] == "lats:openai:stub"
+    server.requests.clear()
+    drill_eval("--policy", "lats:openai:stub", *model, "--memory", store, "--lats-budget", "3",
+               "--lats-rollout", "heuristic", "--out", str(tmp_path / "f"))
+    expansions = [r for r in server.requests if r.get("temperature", 0) > 0]
+    assert expansions and all(EXAMPLE in json.dumps(r["messages"]) for r in expansions)  # memory in the search too
 
 
 def test_eval_flags_are_checked(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ of every task and seed (nodes, model calls, tokens, rollouts, wall time) is in `
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import time
@@ -103,9 +104,10 @@ class LATSPolicy:
                  solved: Callable[[Episode, Task], bool] | None = None) -> None:
         self.settings = settings
         self.expand = expand
-        if isinstance(expand, LLMPolicy):
-            sampling = replace(expand.options.sampling, temperature=settings.temperature)
-            self.expand = LLMPolicy(expand.model, expand.info, replace(expand.options, sampling=sampling))
+        if isinstance(expand, LLMPolicy):  # a copy that samples (a MemoryPolicy keeps its memory)
+            self.expand = copy.copy(expand)
+            self.expand.options = replace(expand.options, sampling=replace(expand.options.sampling,
+                                                                           temperature=settings.temperature))
         self.rollout = rollout if rollout is not None else expand
         self.make_env, self.rubric, self.solved = make_env, rubric, solved
         self.others: dict[str, Policy] = {}
