@@ -28,12 +28,12 @@ from typing import Any
 
 from drill import registry
 from drill.core.rollout import run_episodes
-from drill.memory import LATSPolicy, Memory, MemoryPolicy, SearchSettings, SuccessRule, TrajectoryStore
+from drill.memory import Memory, SuccessRule, TrajectoryStore
 from drill.memory.cli import Methods
+from drill.core.types import PolicyInfo
+from drill.models.base import SamplingParams
 from drill.models.local import load_embedded
 from drill.models.policy import LLMPolicy, PolicyOptions
-from drill.models.base import SamplingParams
-from drill.core.types import PolicyInfo
 
 ENV_OPTIONS: dict[str, dict[str, Any]] = {"triage": {"mode": "reader"}, "inbox": {}, "chaosops": {}}
 LLM_ROLES = {"chaosops": "oversight"}

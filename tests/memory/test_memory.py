@@ -17,7 +17,7 @@ import typer
 from lock_env import SPEC, LockEnv, LockTask, Oracle, PressOne, code_of, rubric
 from typer.testing import CliRunner
 
-from drill.core import Generation, PolicyInfo, PolicyInput, ToolSpec, run_episodes
+from drill.core import Generation, PolicyInfo, ToolSpec, run_episodes
 from drill.evaluate.commands import eval_command
 from drill.memory import (
     REFLECTION_WINDOW,
@@ -28,7 +28,6 @@ from drill.memory import (
     SuccessRule,
     TrajectoryStore,
     play_attempts,
-    reflection_prompt,
 )
 from drill.memory.reflexion import REFLECT_INSTRUCTIONS
 from drill.models.base import Message, SamplingParams

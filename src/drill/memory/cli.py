@@ -140,7 +140,7 @@ class Methods:
                 wall = time.perf_counter() - started
                 searches = [p for p in {id(p): p for p in by_role.values()}.values() if isinstance(p, LATSPolicy)]
                 costs: dict[tuple[str, int], EpisodeCost] = {}
-                for attempt, episode in report.played:
+                for _, episode in report.played:
                     key = (episode.task_id, episode.seed)
                     own = EpisodeCost() if searches else episode_cost(episode)  # a plan's calls are the search's
                     costs[key] = costs.get(key, EpisodeCost()) + own

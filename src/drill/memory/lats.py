@@ -190,7 +190,7 @@ class LATSPolicy:
                     break
                 parent_visits = max(node.visits, 1)
 
-                def ucb(child: _Node) -> float:
+                def ucb(child: _Node, parent_visits: int = parent_visits) -> float:
                     q = (child.mean() - low) / scale if high > low else 0.5
                     return q + self.settings.exploration * math.sqrt(math.log(parent_visits) / max(child.visits, 1))
 
