@@ -64,7 +64,7 @@ def run_env(name: str, args: argparse.Namespace, store: TrajectoryStore, model: 
 
     def llm() -> LLMPolicy:
         options_ = PolicyOptions(sampling=SamplingParams(max_new_tokens=args.max_new_tokens, temperature=0.0, seed=0),
-                                 tool_listing="compact")
+                                 tool_listing="compact", prefill=args.prefill.replace("\\n", "\n"))
         return LLMPolicy(model, PolicyInfo(name="llm", kind="llm", model=model.model_id), options_)
 
     def assign(policy: Any) -> dict[str, Any]:
@@ -91,9 +91,9 @@ def run_env(name: str, args: argparse.Namespace, store: TrajectoryStore, model: 
     for k in args.memory_k:
         found = methods()
         found.memory = Memory(memory_store, name, options, k)
-        runs.append((f"llm+memory k={k}", found, found.wrap(assign(llm()))))
+        runs.append((f"llm k={k}", found, found.wrap(assign(llm()))))  # the method: "llm k=K+memory"
     found = methods(attempts=args.attempts, reflect=True)
-    runs.append((f"llm+reflexion ≤{args.attempts}", found, found.wrap(assign(llm()))))
+    runs.append((f"llm ≤{args.attempts} attempts", found, found.wrap(assign(llm()))))  # "...+reflect"
     for budget in args.lats_budgets:
         found = methods(lats_budget=budget, lats_k=args.lats_k)
         search = found.search(llm())
@@ -104,7 +104,7 @@ def run_env(name: str, args: argparse.Namespace, store: TrajectoryStore, model: 
     for label, found, by_role in runs:
         started = time.perf_counter()
         found.player(tasks)(make_env, {label: by_role}, jobs, rubric, spec.batch)
-        row = {"env": name, **found.rows[-1], "method": label, "wall_total_s": time.perf_counter() - started}
+        row = {"env": name, **found.rows[-1], "wall_total_s": time.perf_counter() - started}
         row.pop("policy", None)
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "reflections"}, default=str), flush=True)
@@ -121,6 +121,8 @@ def main() -> None:
     parser.add_argument("--lats-budgets", type=int, nargs="+", default=[4, 8])
     parser.add_argument("--lats-k", type=int, default=3)
     parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--prefill", default="", help="the start of every reply (as drill eval's --prefill; \\n is a "
+                                                       "newline), e.g. the triage call's opening")
     parser.add_argument("--out", default="reports/inference_methods")
     args = parser.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
