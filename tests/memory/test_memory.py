@@ -236,9 +236,10 @@ def test_eval_flags_store_then_memory_reflexion_and_lats(tmp_path: Path, server:
     assert methods["method"] == "openai:stub+memory" and methods["success"] == 1.0 and methods["model_calls"] == 3.0
     assert {r.method for r in TrajectoryStore(store).episodes(split="test")} == {"openai:stub+memory"}
 
-    reflected = drill_eval("--policy", "openai:stub", *model, "--attempts", "2", "--reflect",
+    reflected = drill_eval("--policy", "heuristic", "--policy", "openai:stub", *model, "--attempts", "2", "--reflect",
                            "--out", str(tmp_path / "d"))
-    row = reflected["meta"]["methods"][0]
+    assert [r["method"] for r in reflected["meta"]["methods"]] == ["heuristic", "openai:stub+reflect"]
+    row = reflected["meta"]["methods"][1]
     assert "success@1" in row and "success@2" in row and row["success@1"] <= row["success@2"]
     assert all("try another" in notes[0] for notes in row["reflections"].values())
 

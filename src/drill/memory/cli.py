@@ -119,8 +119,12 @@ class Methods:
                 policy.bind(wrapped)
         return wrapped
 
-    def method_name(self, spec: str) -> str:
-        return spec + ("+memory" if self.memory is not None else "") + ("+reflect" if self.reflect else "")
+    def method_name(self, spec: str, by_role: Mapping[str, Policy]) -> str:
+        """The spec, with +memory and +reflect where they apply (scripted specs are retried without either)."""
+        learns = any(isinstance(p, MemoryPolicy) for p in by_role.values())
+        searches = any(isinstance(p, LATSPolicy) for p in by_role.values())
+        return (spec + ("+memory" if self.memory is not None and (learns or searches) else "")
+                + ("+reflect" if self.reflect and learns else ""))
 
     def player(self, tasks: Sequence[Task]) -> Callable[..., dict[str, list[Episode]]]:
         """A `drill.evaluate.matrix.play` that also retries, counts costs and stores (see the module docstring)."""
@@ -135,7 +139,9 @@ class Methods:
                 if on_policy is not None:
                     on_policy(name)
                 started = time.perf_counter()
-                report = play_attempts(make_env, by_role, jobs, rubric, self.success, self.attempts, self.reflect,
+                method = self.method_name(name, by_role)
+                reflect = self.reflect and any(isinstance(p, MemoryPolicy) for p in by_role.values())
+                report = play_attempts(make_env, by_role, jobs, rubric, self.success, self.attempts, reflect,
                                        batch, max_turns, on_episode_done)
                 wall = time.perf_counter() - started
                 searches = [p for p in {id(p): p for p in by_role.values()}.values() if isinstance(p, LATSPolicy)]
@@ -151,7 +157,7 @@ class Methods:
                         costs[key] = costs.get(key, EpisodeCost()) + extra
                 total = sum(costs.values(), EpisodeCost())
                 n = max(len(jobs), 1)
-                row: dict[str, Any] = {"policy": name, "method": self.method_name(name)}
+                row: dict[str, Any] = {"policy": name, "method": method}
                 row |= {f"success@{i + 1}": rate for i, rate in enumerate(report.success_by_attempt)}
                 row |= {"success": report.success_by_attempt[-1] if report.success_by_attempt else 0.0,
                         "reward": sum(e.score.total for e in report.final if e.score) / n,
@@ -165,7 +171,7 @@ class Methods:
                         episodes = [e for a, e in report.played if a == attempt]
                         if episodes:
                             search_costs = {k: v for s in searches for k, v in s.costs.items()}
-                            self.store.add(episodes, by_id, self.options, self.success, self.method_name(name),
+                            self.store.add(episodes, by_id, self.options, self.success, method,
                                            attempt, costs=search_costs, thresholds=self.success.threshold)
                 played[name] = report.final
             return played
