@@ -190,7 +190,10 @@ def test_lats_stops_at_the_first_success_and_respects_the_budget() -> None:
     run_episodes(LockEnv, [(task, 0)], early, rubric())
     small = LATSPolicy(llm(), PressOne(), LockEnv, rubric(), SearchSettings(budget=3, k=3))
     run_episodes(LockEnv, [(task, 0)], small, rubric())
+    odd = LATSPolicy(llm(), PressOne(), LockEnv, rubric(), SearchSettings(budget=4, k=3))
+    run_episodes(LockEnv, [(task, 0)], odd, rubric())
     assert early.costs[(task.id, 0)].nodes < 39 and small.costs[(task.id, 0)].nodes == 3
+    assert odd.costs[(task.id, 0)].nodes == 4  # the second expansion is cut to the budget
 
 
 # -- through `drill eval` ----------------------------------------------------------------------------------------

@@ -154,6 +154,7 @@ class LATSPolicy:
                 break  # the whole tree is explored
             state = self._replay(task, seed, leaf.actions)
             children, spent = self._expand(task, seed, leaf, state)
+            leaf.children = children = children[:self.settings.budget - nodes]  # never past the budget
             cost += spent
             nodes += len(children)
             results, spent = self._evaluate(task, seed, [c.actions for c in children])
