@@ -31,6 +31,7 @@ from drill.core.rollout import run_episodes
 from drill.memory import Memory, SuccessRule, TrajectoryStore
 from drill.memory.cli import Methods
 from drill.core.types import PolicyInfo
+from drill.evaluate.report import atomic_write_text
 from drill.models.base import SamplingParams
 from drill.models.local import load_embedded
 from drill.models.policy import LLMPolicy, PolicyOptions
@@ -133,8 +134,8 @@ def main() -> None:
     rows = [row for name in args.env for row in run_env(name, args, store, model)]
     machine = (f"{cpu_name()}, {os.cpu_count()} cores, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
                f"{platform.python_version()}")
-    (Path(args.out) / "results.json").write_text(json.dumps({"machine": machine, "args": vars(args), "rows": rows},
-                                                            indent=1, default=str))
+    atomic_write_text(Path(args.out) / "results.json",
+                      json.dumps({"machine": machine, "args": vars(args), "rows": rows}, indent=1, default=str))
     print("\n| env | method | success | reward | model calls / task | tokens / task | nodes / task | wall s / task |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
