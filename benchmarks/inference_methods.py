@@ -33,7 +33,7 @@ from drill.memory.cli import Methods
 from drill.core.types import PolicyInfo
 from drill.evaluate.report import atomic_write_text
 from drill.models.base import SamplingParams
-from drill.models.local import load_embedded
+from drill.models.local import load_embedded, load_local
 from drill.models.policy import LLMPolicy, PolicyOptions
 
 ENV_OPTIONS: dict[str, dict[str, Any]] = {"triage": {"mode": "reader"}, "inbox": {}, "chaosops": {}}
@@ -124,11 +124,12 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--prefill", default="", help="the start of every reply (as drill eval's --prefill; \\n is a "
                                                        "newline), e.g. the triage call's opening")
+    parser.add_argument("--model", default=None, help="a local HF folder or hub id instead of the embedded model")
     parser.add_argument("--out", default="reports/inference_methods")
     args = parser.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    model = load_embedded()
+    model = load_local(args.model) if args.model else load_embedded()
     print(f"loaded {model.model_id} in {time.perf_counter() - started:.1f} s", flush=True)
     store = TrajectoryStore(Path(args.out) / "episodes.sqlite")
     rows = [row for name in args.env for row in run_env(name, args, store, model)]
