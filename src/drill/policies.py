@@ -18,13 +18,23 @@ from drill.models.policy import BACKENDS, backend_for, build_llm_policy
 from drill.models.prompt import LLMOptions
 
 
+SEARCH_PREFIX = "lats:"
+"""`lats:POLICY`: LATS tree search (drill.memory.lats) expanding with POLICY, e.g. `lats:llm`."""
+
+
 def describe_choices(baselines: Mapping[str, object] | Sequence[str]) -> str:
-    """The `--policy` choices: the environment's baselines, then every model backend."""
-    return ", ".join([*baselines, *(b.usage for b in BACKENDS)])
+    """The `--policy` choices: the environment's baselines, then every model backend, then tree search."""
+    return ", ".join([*baselines, *(b.usage for b in BACKENDS), f"{SEARCH_PREFIX}POLICY"])
 
 
-def build_policy(spec: str, baselines: Mapping[str, Callable[[], Policy]], llm: LLMOptions) -> Policy:
-    """One policy from one spec. Raises ValueError with the choices for an unknown name."""
+def build_policy(spec: str, baselines: Mapping[str, Callable[[], Policy]], llm: LLMOptions,
+                 search: Callable[[Policy], Policy] | None = None) -> Policy:
+    """One policy from one spec; `search` builds `lats:` policies around their inner one (only commands that
+    have an environment to search in give it). Raises ValueError with the choices for an unknown name."""
+    if spec.startswith(SEARCH_PREFIX):
+        if search is None:
+            raise ValueError(f"{spec}: tree search is for drill eval, where there is an environment to search in")
+        return search(build_policy(spec.removeprefix(SEARCH_PREFIX), baselines, llm))
     if spec in baselines:
         return baselines[spec]()
     if backend_for(spec) is not None:
@@ -33,11 +43,11 @@ def build_policy(spec: str, baselines: Mapping[str, Callable[[], Policy]], llm: 
 
 
 def resolve_policies(text: str, roles: Sequence[str], baselines: Mapping[str, Callable[[], Policy]],
-                     llm: LLMOptions) -> dict[str, Policy]:
+                     llm: LLMOptions, search: Callable[[Policy], Policy] | None = None) -> dict[str, Policy]:
     """A policy per role from `--policy` text such as `heuristic,oversight=llm`."""
     specs = parse_role_assignment(text, roles)
     built: dict[str, Policy] = {}
-    return {role: built.setdefault(spec, built.get(spec) or build_policy(spec, baselines, llm))
+    return {role: built.setdefault(spec, built.get(spec) or build_policy(spec, baselines, llm, search))
             for role, spec in specs.items()}
 
 

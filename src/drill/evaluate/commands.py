@@ -24,6 +24,7 @@ from drill.core.spec import EnvOptionError, EnvSpec
 from drill.core.types import Task
 from drill.evaluate.matrix import evaluate
 from drill.evaluate.viewer import watch_episode
+from drill.memory.cli import METHOD_PARAMETERS, methods_for
 from drill.policies import describe_choices, resolve_policies
 
 _KEYWORD = inspect.Parameter.KEYWORD_ONLY
@@ -105,10 +106,11 @@ def _setup(spec: EnvSpec, values: Mapping[str, Any]) -> tuple[dict[str, Any], di
 
 
 def _policies(spec_text: str, roles: Sequence[str], baselines: Mapping[str, Callable[[], Policy]],
-              values: Mapping[str, Any], make_env: Callable[[], Any], seed: int = 0) -> dict[str, Policy]:
+              values: Mapping[str, Any], make_env: Callable[[], Any], seed: int = 0,
+              search: Callable[[Policy], Policy] | None = None) -> dict[str, Policy]:
     llm = llm_options(values, make_env, baselines.get("oracle"), seed)
     try:
-        return resolve_policies(spec_text, roles, baselines, llm)
+        return resolve_policies(spec_text, roles, baselines, llm, search)
     except ValueError as exc:
         usage_error(str(exc))
 
@@ -148,8 +150,14 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
         tasks = tasks[:values["limit"]]
         if not tasks:
             usage_error(f"no {values['split']} tasks match the filters")
-        policies = {text: _policies(text, env.roles, baselines, values, make_env)
+        try:  # memory, Reflexion, LATS and the trajectory store (drill.memory), when their flags are given
+            methods = methods_for(values, spec.name, options, make_env, rubric, baselines, values["policy"])
+        except ValueError as exc:
+            usage_error(str(exc))
+        policies = {text: _policies(text, env.roles, baselines, values, make_env,
+                                    search=methods.search if methods else None)
                     for text in dict.fromkeys(values["policy"])}
+        policies = {text: methods.wrap(by_role) for text, by_role in policies.items()} if methods else policies
         shown = {k: v for k, v in options.items() if v != spec.option(k).default}
         params = {k: v for k, v in rubric_values.items() if k not in spec.param_defaults or v != spec.param_defaults[k]}
         settings = " · ".join(f"{k}={v}" for k, v in {**shown, **params, **chosen}.items())
@@ -157,9 +165,13 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
         title = (f"{spec.name} · {values['split']} split · {len(tasks)} tasks x {seeds} seed{'s' if seeds > 1 else ''}"
                  + (f" · {settings}" if settings else ""))
         report_dir = spec.report_dir(options) if spec.report_dir else spec.name
+        meta = {"split": values["split"], "filters": chosen, "rubric_values": rubric_values,
+                **({"methods": methods.rows} if methods else {})}
         evaluate(spec_, options, policies, tasks, seeds, rubric, values["out"] or Path("reports") / report_dir, title,
-                 meta={"split": values["split"], "filters": chosen, "rubric_values": rubric_values},
-                 keep_text=values["keep_text"])
+                 meta=meta, keep_text=values["keep_text"] or values["store"] is not None,  # the store keeps task text
+                 **({"player": methods.player(tasks)} if methods else {}))
+        if methods:
+            methods.print_table(title)
 
     command.__doc__ = f"Evaluate policies on {spec.name} ({spec.summary}): a table, results.json and charts."
     command.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
@@ -178,6 +190,7 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
                                                           f"environment (`drill serve {spec.name}`), e.g. "
                                                           "http://127.0.0.1:8000; same options on both sides.")),
         *LLM_PARAMETERS,
+        *METHOD_PARAMETERS,
     ])
     return command
 

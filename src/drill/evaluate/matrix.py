@@ -105,8 +105,9 @@ def scripted_only(policies: Mapping[str, Mapping[str, Policy]]) -> bool:
 def evaluate(spec: EnvSpec, options: Mapping[str, Any], policies: Mapping[str, Mapping[str, Policy]],
              tasks: Sequence[Task], seeds: int, rubric: Rubric, out: Path | None, title: str,
              meta: Mapping[str, Any] | None = None, max_turns: int = 1000, quiet: bool = False,
-             keep_text: bool = False) -> Report:
+             keep_text: bool = False, player: Callable[..., dict[str, list[Episode]]] = play) -> Report:
     """Play, summarize, print and (with `out`) write results.json and the charts. See the module docstring.
+    `player` plays like `play` (drill.memory's retries and cost counting); `meta` is read after it ran.
 
     With only scripted policies and no `keep_text`, the env's `text_option` (if it has one) is turned off: the
     episodes are the same, only the observation text nobody reads is not rendered."""
@@ -116,7 +117,7 @@ def evaluate(spec: EnvSpec, options: Mapping[str, Any], policies: Mapping[str, M
     jobs = [(task, seed) for task in tasks for seed in range(seeds)]
     with progress_bar(disable=quiet) as progress:
         bar = progress.add_task(spec.name, total=len(jobs) * len(policies))
-        played = play(make_env, policies, jobs, rubric, spec.batch, max_turns,
+        played = player(make_env, policies, jobs, rubric, spec.batch, max_turns,
                       on_policy=lambda name: progress.update(bar, description=f"{spec.name} · {name}"),
                       on_episode_done=lambda _: progress.advance(bar))
     by_id = {t.id: t for t in tasks}
