@@ -87,6 +87,7 @@ def train(
     device: str | None = typer.Option(None, "--device", help=H("device")),
     bf16: bool | None = typer.Option(None, "--bf16/--no-bf16", help=H("bf16")),
     generation_backend: str | None = typer.Option(None, "--generation-backend", help=H("generation_backend")),
+    stage: list[str] = typer.Option([], "--stage", help="A training stage (repeatable, run in order). " + H("stages")),
 ) -> None:
     """Train a LoRA adapter with GRPO on ENV; writes metrics.jsonl, learning_curve.png, checkpoints, the adapter
     and a held-out evaluation table under --output-dir."""
@@ -122,6 +123,8 @@ def train(
         given["resume"] = True
     if kl_abort is not None:
         given["kl_abort"] = None if kl_abort == 0 else kl_abort
+    if stage:
+        given["stages"] = list(stage)
 
     from drill.train.grpo import TrainingStopped, plan_run
     from drill.train.grpo import train as run_training
@@ -129,6 +132,19 @@ def train(
     try:
         base = GRPOConfig.from_file(config_file) if config_file is not None else GRPOConfig()
         config = base.updated(**given)
+        if config.stages:  # chained stages (drill.train.stages): checked here, run, then done
+            from drill.train.stages import plan_stages, run_stages
+
+            plan_stages(config)
+    except ValueError as exc:
+        usage_error(" ".join(str(exc).split()))
+    if config.stages:
+        try:
+            run_stages(config)
+        except (TrainingStopped, FloatingPointError) as exc:
+            fatal(f"{exc} (resume with --resume after changing the settings)")
+        return
+    try:
         plan = plan_run(config)
     except ValueError as exc:
         usage_error(" ".join(str(exc).split()))

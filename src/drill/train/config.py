@@ -96,6 +96,11 @@ class GRPOConfig:
     shaping: list[str] = _help(
         [], "Training-only shaping rewards added to the rubric (drill.train.shaping), e.g. tool_call_format; "
             "weight them with a schedule such as tool_call_format=0.5->0.0. Never part of the evaluation.")
+    # -- stages (drill.train.stages) ---------------------------------------------------------------
+    stages: list[str] = _help(
+        [], "Chained training stages, each METHOD:KEY=VALUE,... with METHOD sft, rft, dpo or grpo, each starting "
+            "from the previous stage's adapter, e.g. sft:source=oracle,epochs=2 then grpo:steps=60. Empty: one "
+            "GRPO run.")
     # -- robustness and outputs -------------------------------------------------------------------
     seed: int = _help(0, "Seeds task order, episode seeds, sampling and LoRA initialisation.")
     output_dir: Path = _help(Path("runs/train"), "Where metrics.jsonl, the curve PNG, checkpoints and the adapter go.")

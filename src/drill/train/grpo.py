@@ -101,8 +101,10 @@ class TrainResult:
     evaluation: list[dict[str, Any]] = field(default_factory=list)
 
 
-def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel | None = None) -> TrainResult:
-    """Run GRPO as the module docstring says; returns where everything was written."""
+def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel | None = None,
+          init_adapter: Path | None = None) -> TrainResult:
+    """Run GRPO as the module docstring says; returns where everything was written. `init_adapter`: start from
+    that saved adapter (a previous stage's) instead of a fresh one."""
     from peft import LoraConfig, get_peft_model
 
     from drill.train.heldout import evaluate_heldout
@@ -120,6 +122,10 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
     model = base.model.to(device=device, dtype=torch.bfloat16 if bf16 else torch.float32)
     model = get_peft_model(model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0,
                                              target_modules=list(config.lora_target_modules), task_type="CAUSAL_LM"))
+    if init_adapter is not None:  # a chained stage starts from the previous stage's adapter (drill.train.stages)
+        from drill.train.lora import load_adapter_weights
+
+        load_adapter_weights(model, init_adapter)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
     pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
