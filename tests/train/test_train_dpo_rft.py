@@ -104,3 +104,18 @@ def test_rationalization_samples_with_the_hint_and_trains_without_it() -> None:
     assert HINT.split("{")[0] in chat.seen[0] and '"name": "noop"' in chat.seen[0]  # sampled with the hint
     assert action.generation is not None
     assert action.generation.prompt_token_ids == chat.prompt_token_ids(llm.conversation(item), None)  # trained without
+
+
+def test_group_std_shows_a_component_that_never_varies_within_a_group() -> None:
+    from drill.train.exploration import component_group_std
+
+    def scored(c: float, d: float) -> Episode:
+        return _episode(0, c + d).model_copy(update={"score": Score(total=c + d, components={"c": c, "d": d},
+                                                                    weights={"c": 1.0, "d": 1.0})})
+
+    # two groups of two: c varies in the first group only, d never varies
+    record = component_group_std([scored(0.0, 1.0), scored(1.0, 1.0), scored(0.5, 0.0), scored(0.5, 0.0)], 2)
+    assert record["group_std/c"] == pytest.approx(0.25) and record["group_flat/c"] == 0.5
+    assert record["group_std/d"] == 0.0 and record["group_flat/d"] == 1.0
+    with pytest.raises(ValueError, match="groups of 3"):
+        component_group_std([scored(0, 0)] * 4, 3)

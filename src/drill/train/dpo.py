@@ -46,6 +46,7 @@ from drill.core.types import Episode
 from drill.evaluate.report import atomic_write_text, progress_bar
 from drill.train.checkpoint import save_checkpoint
 from drill.train.config import GRPOConfig
+from drill.train.exploration import component_group_std
 from drill.train.metrics import REWARD_PREFIX, MetricsLog, plot_learning_curve
 from drill.train.samples import Sample, collate, completion_logprobs, episode_samples, role_reward
 from drill.train.target import TrainTarget
@@ -185,6 +186,7 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
                       f"{REWARD_PREFIX}total": float(np.mean([s.total for s in scores]))}
             record |= {f"{REWARD_PREFIX}{c}": float(np.mean([s.components[c] for s in scores]))
                        for c in scores[0].components}
+            record |= component_group_std(episodes, config.group_size)
             record |= {"loss": loss_value, "pairs": len(pairs), "reward_accuracy": accuracy,
                        "margin_mean": float(np.mean([p.margin for p in pairs])) if pairs else 0.0,
                        "grad_norm": grad_norm, "step_s": time.perf_counter() - started}

@@ -62,6 +62,7 @@ from drill.core.types import Task
 from drill.evaluate.report import atomic_write_text, progress_bar
 from drill.train.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint, save_checkpoint
 from drill.train.config import GRPOConfig
+from drill.train.exploration import component_group_std
 from drill.train.metrics import REWARD_PREFIX, MetricsLog, plot_learning_curve
 from drill.train.objective import grpo_loss
 from drill.train.samples import group_samples, micro_batch_logprobs, micro_batches
@@ -358,6 +359,7 @@ def step_record(step: int, stage: str, tasks: list[Any], episodes: list[Any], gr
     for key in [k for k in record if k.startswith("role_reward/")]:
         record[key] = float(np.mean(record[key]))
     record |= {f"weight/{name}": value for name, value in weights.items()}
+    record |= component_group_std(episodes, len(episodes) // len(tasks))  # per-component spread within groups
     record |= {
         "loss": loss, "kl": kl, "clip_fraction": clip_fraction, "grad_norm": grad_norm,
         "completion_tokens_mean": float(np.mean(lengths)) if lengths else 0.0,

@@ -45,6 +45,7 @@ from drill.evaluate.report import atomic_write_text, progress_bar
 from drill.models.policy import LLMPolicy, render_call
 from drill.train.checkpoint import save_checkpoint
 from drill.train.config import GRPOConfig
+from drill.train.exploration import component_group_std
 from drill.train.metrics import REWARD_PREFIX, MetricsLog, plot_learning_curve
 from drill.train.samples import Sample, episode_samples
 from drill.train.target import TrainTarget
@@ -207,6 +208,7 @@ def train(config: GRPOConfig, options: RFTOptions, target: TrainTarget | None = 
                       f"{REWARD_PREFIX}total": float(np.mean([s.total for s in scores]))}
             record |= {f"{REWARD_PREFIX}{c}": float(np.mean([s.components[c] for s in scores]))
                        for c in scores[0].components}
+            record |= component_group_std(episodes, config.group_size)
             record |= {"kept_episodes": sum(len(k) for k in kept), "episodes": len(episodes),
                        "rationalized": rationalized, "tasks_missed": len(missed), "samples": len(samples),
                        "loss": float(np.mean(losses)) if losses else None, "step_s": time.perf_counter() - started}
