@@ -119,3 +119,24 @@ def test_group_std_shows_a_component_that_never_varies_within_a_group() -> None:
     assert record["group_std/d"] == 0.0 and record["group_flat/d"] == 1.0
     with pytest.raises(ValueError, match="groups of 3"):
         component_group_std([scored(0, 0)] * 4, 3)
+
+
+def test_diverse_demonstrations_show_different_decisions() -> None:
+    from drill.envs import triage
+    from drill.train.exploration import diverse_demo_tasks
+
+    make = lambda: triage.load(k=1)  # noqa: E731
+    train = make().tasks("train")
+    first = [oracle_decision(t) for t in train[:2]]
+    assert first[0][0] == first[1][0] == 1.0  # the first two both say confidence 1.0: what the model copied
+    chosen = diverse_demo_tasks(make, train, triage.baselines["oracle"](), 3)
+    assert all(t.split == "train" for t in chosen) and len(chosen) == 3
+    decisions = {oracle_decision(t) for t in chosen}
+    assert len(decisions) == 3 and {c for c, _ in decisions} == {0.0, 1.0} and {e for _, e in decisions} == {True, False}
+
+
+def oracle_decision(task: Any) -> tuple[float, bool]:
+    from drill.envs.triage import OraclePolicy
+
+    arguments = OraclePolicy.answer(task).arguments
+    return arguments["confidence"], arguments["escalate"]

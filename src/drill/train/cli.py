@@ -72,6 +72,7 @@ def train(
     prefill: str | None = typer.Option(None, "--prefill", help=H("prefill") + " On the command line \\n and \\t "
                                                                               "are read as newline and tab."),
     demos: int | None = typer.Option(None, "--demos", help=H("demos")),
+    demo_selection: str | None = typer.Option(None, "--demo-selection", help=H("demo_selection")),
     curriculum: str | None = typer.Option(None, "--curriculum", help=H("curriculum")),
     curriculum_field: str | None = typer.Option(None, "--curriculum-field", help=H("curriculum_field")),
     weight: list[str] = typer.Option([], "--weight", help="A weight schedule (repeatable). " + H("weight_schedules")),
@@ -99,7 +100,7 @@ def train(
         "weight_decay": weight_decay, "max_grad_norm": max_grad_norm, "micro_batch_size": micro_batch_size,
         "lora_rank": lora_rank, "lora_alpha": lora_alpha, "max_new_tokens": max_new_tokens,
         "temperature": temperature, "max_turns": max_turns, "tool_listing": tool_listing,
-        "prefill": None if prefill is None else unescape(prefill), "demos": demos, "curriculum": curriculum,
+        "prefill": None if prefill is None else unescape(prefill), "demos": demos, "demo_selection": demo_selection, "curriculum": curriculum,
         "curriculum_field": curriculum_field, "seed": seed, "output_dir": output_dir,
         "checkpoint_every": checkpoint_every, "keep_checkpoints": keep_checkpoints, "eval_tasks": eval_tasks,
         "device": device, "bf16": bf16, "generation_backend": generation_backend,
@@ -157,6 +158,10 @@ def train(
 
     console.print(f"adapter: {result.adapter_dir}  (evaluate with: {eval_command(config, result.adapter_dir)})",
                   highlight=False, soft_wrap=True)
+    if config.demos and config.demo_selection != "first":
+        console.print("note: drill eval --demos shows the first N training tasks' demonstrations, not the "
+                      f"{config.demo_selection} ones this run used; heldout.json was prompted as in training",
+                      highlight=False)
     console.print(f"metrics: {result.output_dir / 'metrics.jsonl'}  curve: {result.output_dir / 'learning_curve.png'}",
                   highlight=False)
 
