@@ -91,8 +91,9 @@ def relay_rubric(bonus: float = 1.0, constant: bool = False) -> Rubric:
                    Component("e_count", lambda ep, task: _writer_text(ep).count("e") / 10, 1.0)])
 
 
-def relay_target(constant: bool = False) -> TrainTarget:
-    baselines = {"oracle": Critic, "heuristic": Critic, "random": Critic}
+def relay_target(constant: bool = False, baselines: dict[str, Any] | None = None) -> TrainTarget:
+    """The relay env as a training target (its own spec, as a registered env would have)."""
+    baselines = baselines or {"oracle": Critic, "heuristic": Critic, "random": Critic}
     spec = EnvSpec(name="relay", summary="a toy relay", load=RelayEnv,
                    rubric=lambda options, params: relay_rubric(params["bonus"], constant),
                    baselines=lambda options: baselines,

@@ -72,6 +72,7 @@ def train(
     prefill: str | None = typer.Option(None, "--prefill", help=H("prefill") + " On the command line \\n and \\t "
                                                                               "are read as newline and tab."),
     demos: int | None = typer.Option(None, "--demos", help=H("demos")),
+    demo_selection: str | None = typer.Option(None, "--demo-selection", help=H("demo_selection")),
     curriculum: str | None = typer.Option(None, "--curriculum", help=H("curriculum")),
     curriculum_field: str | None = typer.Option(None, "--curriculum-field", help=H("curriculum_field")),
     weight: list[str] = typer.Option([], "--weight", help="A weight schedule (repeatable). " + H("weight_schedules")),
@@ -89,6 +90,7 @@ def train(
     device: str | None = typer.Option(None, "--device", help=H("device")),
     bf16: bool | None = typer.Option(None, "--bf16/--no-bf16", help=H("bf16")),
     generation_backend: str | None = typer.Option(None, "--generation-backend", help=H("generation_backend")),
+    stage: list[str] = typer.Option([], "--stage", help="A training stage (repeatable, run in order). " + H("stages")),
 ) -> None:
     """Train a LoRA adapter with GRPO on ENV; writes metrics.jsonl, learning_curve.png, checkpoints, the adapter
     and a held-out evaluation table under --output-dir."""
@@ -100,7 +102,7 @@ def train(
         "weight_decay": weight_decay, "max_grad_norm": max_grad_norm, "micro_batch_size": micro_batch_size,
         "lora_rank": lora_rank, "lora_alpha": lora_alpha, "max_new_tokens": max_new_tokens,
         "temperature": temperature, "max_turns": max_turns, "tool_listing": tool_listing,
-        "prefill": None if prefill is None else unescape(prefill), "demos": demos, "curriculum": curriculum,
+        "prefill": None if prefill is None else unescape(prefill), "demos": demos, "demo_selection": demo_selection, "curriculum": curriculum,
         "curriculum_field": curriculum_field, "seed": seed, "output_dir": output_dir,
         "checkpoint_every": checkpoint_every, "keep_checkpoints": keep_checkpoints, "eval_tasks": eval_tasks,
         "device": device, "bf16": bf16, "generation_backend": generation_backend, "audit_every": audit_every,
@@ -125,6 +127,8 @@ def train(
         given["resume"] = True
     if kl_abort is not None:
         given["kl_abort"] = None if kl_abort == 0 else kl_abort
+    if stage:
+        given["stages"] = list(stage)
 
     from drill.train.grpo import TrainingStopped, plan_run
     from drill.train.grpo import train as run_training
@@ -132,6 +136,19 @@ def train(
     try:
         base = GRPOConfig.from_file(config_file) if config_file is not None else GRPOConfig()
         config = base.updated(**given)
+        if config.stages:  # chained stages (drill.train.stages): checked here, run, then done
+            from drill.train.stages import plan_stages, run_stages
+
+            plan_stages(config)
+    except ValueError as exc:
+        usage_error(" ".join(str(exc).split()))
+    if config.stages:
+        try:
+            run_stages(config)
+        except (TrainingStopped, FloatingPointError) as exc:
+            fatal(f"{exc} (resume with --resume after changing the settings)")
+        return
+    try:
         plan = plan_run(config)
     except ValueError as exc:
         usage_error(" ".join(str(exc).split()))
@@ -144,6 +161,10 @@ def train(
 
     console.print(f"adapter: {result.adapter_dir}  (evaluate with: {eval_command(config, result.adapter_dir)})",
                   highlight=False, soft_wrap=True)
+    if config.demos and config.demo_selection != "first":
+        console.print("note: drill eval --demos shows the first N training tasks' demonstrations, not the "
+                      f"{config.demo_selection} ones this run used; heldout.json was prompted as in training",
+                      highlight=False)
     console.print(f"metrics: {result.output_dir / 'metrics.jsonl'}  curve: {result.output_dir / 'learning_curve.png'}",
                   highlight=False)
 

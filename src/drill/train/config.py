@@ -84,6 +84,10 @@ class GRPOConfig:
     demos: int = _help(
         0, "Worked examples in every prompt: the oracle's first turn on the first N training tasks (never "
            "held-out ones). 0: none.")
+    demo_selection: str = _help(
+        "first", "Which training tasks the demonstrations come from: first (the first N) or diverse (the first N "
+                 "whose oracle calls differ in their non-text arguments, e.g. confidence and escalation, so a small "
+                 "model that copies the examples still varies; see drill.train.exploration).")
     # -- schedules --------------------------------------------------------------------------------
     curriculum: str = _help(
         "", "Task stages as NAME:STEPS,..., e.g. easy:200,medium:200,hard:200; NAME matches the task field "
@@ -96,6 +100,11 @@ class GRPOConfig:
     shaping: list[str] = _help(
         [], "Training-only shaping rewards added to the rubric (drill.train.shaping), e.g. tool_call_format; "
             "weight them with a schedule such as tool_call_format=0.5->0.0. Never part of the evaluation.")
+    # -- stages (drill.train.stages) ---------------------------------------------------------------
+    stages: list[str] = _help(
+        [], "Chained training stages, each METHOD:KEY=VALUE,... with METHOD sft, rft, dpo or grpo, each starting "
+            "from the previous stage's adapter, e.g. sft:source=oracle,epochs=2 then grpo:steps=60. Empty: one "
+            "GRPO run.")
     # -- robustness and outputs -------------------------------------------------------------------
     seed: int = _help(0, "Seeds task order, episode seeds, sampling and LoRA initialisation.")
     output_dir: Path = _help(Path("runs/train"), "Where metrics.jsonl, the curve PNG, checkpoints and the adapter go.")
@@ -145,6 +154,8 @@ class GRPOConfig:
             problems.append(f"kl_abort must be > 0 or None, got {self.kl_abort}")
         if self.tool_listing not in ("schema", "compact"):
             problems.append(f"tool_listing must be schema or compact, got {self.tool_listing!r}")
+        if self.demo_selection not in ("first", "diverse"):
+            problems.append(f"demo_selection must be first or diverse, got {self.demo_selection!r}")
         if self.demos < 0:
             problems.append(f"demos must be >= 0, got {self.demos}")
         if self.eval_tasks < 0:

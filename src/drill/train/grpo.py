@@ -62,6 +62,7 @@ from drill.core.types import Task
 from drill.evaluate.report import atomic_write_text, progress_bar
 from drill.train.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint, save_checkpoint
 from drill.train.config import GRPOConfig
+from drill.train.exploration import component_group_std
 from drill.train.metrics import REWARD_PREFIX, MetricsLog, plot_learning_curve
 from drill.train.objective import grpo_loss
 from drill.train.samples import group_samples, micro_batch_logprobs, micro_batches
@@ -101,8 +102,10 @@ class TrainResult:
     evaluation: list[dict[str, Any]] = field(default_factory=list)
 
 
-def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel | None = None) -> TrainResult:
-    """Run GRPO as the module docstring says; returns where everything was written."""
+def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel | None = None,
+          init_adapter: Path | None = None) -> TrainResult:
+    """Run GRPO as the module docstring says; returns where everything was written. `init_adapter`: start from
+    that saved adapter (a previous stage's) instead of a fresh one."""
     from peft import LoraConfig, get_peft_model
 
     from drill.train.heldout import evaluate_heldout
@@ -120,6 +123,10 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
     model = base.model.to(device=device, dtype=torch.bfloat16 if bf16 else torch.float32)
     model = get_peft_model(model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0,
                                              target_modules=list(config.lora_target_modules), task_type="CAUSAL_LM"))
+    if init_adapter is not None:  # a chained stage starts from the previous stage's adapter (drill.train.stages)
+        from drill.train.lora import load_adapter_weights
+
+        load_adapter_weights(model, init_adapter)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
     pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
@@ -355,6 +362,7 @@ def step_record(step: int, stage: str, tasks: list[Any], episodes: list[Any], gr
     for key in [k for k in record if k.startswith("role_reward/")]:
         record[key] = float(np.mean(record[key]))
     record |= {f"weight/{name}": value for name, value in weights.items()}
+    record |= component_group_std(episodes, len(episodes) // len(tasks))  # per-component spread within groups
     record |= {
         "loss": loss, "kl": kl, "clip_fraction": clip_fraction, "grad_norm": grad_norm,
         "completion_tokens_mean": float(np.mean(lengths)) if lengths else 0.0,

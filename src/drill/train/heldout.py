@@ -51,10 +51,11 @@ def summarize(name: str, episodes: Sequence[Episode]) -> dict[str, Any]:
     return row
 
 
-def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[str], adapter_dir: Path,
+def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[str], adapter_dir: Path | dict[str, Path],
                      model_id: str, output_dir: Path, prompting: dict[str, Any]) -> list[dict[str, Any]]:
     """The table rows; `prompting` is the rollouts' `prompt_options(config, target)`, so both LLM rows are
-    prompted as in training."""
+    prompted as in training. `adapter_dir` is the trained adapter (row `trained`), or a mapping from row name
+    to adapter folder (a staged run: one row per stage's adapter)."""
     from drill.models.policy import build_llm_policy
 
     tasks = heldout_tasks(target, config.eval_tasks, config.seed)
@@ -62,10 +63,9 @@ def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[st
     prompt = PolicyOptions(sampling=SamplingParams(max_new_tokens=config.max_new_tokens, temperature=0.0,
                                                    seed=config.seed), **prompting)
     options = LLMOptions(model=config.model, prompt=prompt)
-    candidates: dict[str, Policy] = {
-        "trained": build_llm_policy(f"lora:{adapter_dir}", options),
-        "untrained": build_llm_policy("llm", replace(options, model=model_id)),
-    }
+    adapters = adapter_dir if isinstance(adapter_dir, dict) else {"trained": adapter_dir}
+    candidates: dict[str, Policy] = {name: build_llm_policy(f"lora:{path}", options) for name, path in adapters.items()}
+    candidates["untrained"] = build_llm_policy("llm", replace(options, model=model_id))
     candidates |= {name: target.baselines[name]() for name in config.eval_baselines}
     rubric = target.rubric({})
     rows, everything = [], []
@@ -81,6 +81,7 @@ def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[st
     columns = list(rows[0])
     console.print(summary_table(f"{target.name}: held-out evaluation ({len(tasks)} test tasks, greedy)", rows,
                                 columns))
-    write_results(output_dir / "heldout.json", {"env": target.name, "adapter": str(adapter_dir), "model": model_id,
+    write_results(output_dir / "heldout.json", {"env": target.name, "adapter": str(adapter_dir) if not isinstance(
+                      adapter_dir, dict) else {k: str(v) for k, v in adapter_dir.items()}, "model": model_id,
                                                 "tasks": [t.id for t in tasks]}, rows, everything)
     return rows

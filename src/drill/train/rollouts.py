@@ -63,7 +63,13 @@ def prompt_options(config: GRPOConfig, target: TrainTarget) -> dict[str, Any]:
     (`plan_run` has checked that the target has an oracle and enough tasks)."""
     shown: tuple[Demonstration, ...] = ()
     if config.demos:
-        shown = demonstrations(target.make_env, target.tasks("train"), target.baselines["oracle"](), config.demos,
+        tasks = target.tasks("train")
+        if config.demo_selection == "diverse":  # decisions that differ, so groups can differ (drill.train.exploration)
+            from drill.train.exploration import diverse_demo_tasks
+
+            tasks = diverse_demo_tasks(target.make_env, tasks, target.baselines["oracle"](), config.demos,
+                                       config.max_turns)
+        shown = demonstrations(target.make_env, tasks, target.baselines["oracle"](), config.demos,
                                config.max_turns)
     return {"tool_listing": config.tool_listing, "prefill": config.prefill, "demonstrations": shown}
 

@@ -1,0 +1,59 @@
+"""The LoRA-wrapped model every trainer starts from: a fresh adapter, or the previous stage's adapter.
+
+`attach_lora(base, config, init_adapter)` puts the base model on the run's device and dtype, wraps it with
+a LoRA adapter of the config's shape and, when `init_adapter` is a saved adapter folder (a stage's
+`adapter/`, or any `lora:` folder of the same shape), loads its weights strictly: a tensor the model lacks,
+or a LoRA tensor the file does not hold, raises, so a chained stage never silently restarts from zero.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from drill.train.config import GRPOConfig
+
+
+def run_device(config: GRPOConfig) -> tuple[torch.device, bool]:
+    """The device and whether to use bfloat16, as `grpo.train` decides them."""
+    cuda = config.device == "cuda" or (config.device == "auto" and torch.cuda.is_available())
+    device = torch.device("cuda" if cuda else "cpu")
+    return device, config.bf16 if config.bf16 is not None else device.type == "cuda"
+
+
+def attach_lora(model: Any, config: GRPOConfig, init_adapter: Path | None = None) -> Any:
+    """`model` (a base model of its own) wrapped with a LoRA adapter: fresh, or loaded from `init_adapter`."""
+    from peft import LoraConfig, get_peft_model
+
+    device, bf16 = run_device(config)
+    model = model.to(device=device, dtype=torch.bfloat16 if bf16 else torch.float32)
+    model = get_peft_model(model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0,
+                                             target_modules=list(config.lora_target_modules), task_type="CAUSAL_LM"))
+    if init_adapter is not None:
+        load_adapter_weights(model, init_adapter)
+    return model
+
+
+def load_adapter_weights(model: Any, folder: Path) -> None:
+    """Load a saved adapter's weights into `model`'s LoRA adapter, in place; every LoRA tensor must match."""
+    from peft import get_peft_model_state_dict, set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from drill.models.adapters import adapter_weights_file
+
+    weights = load_file(adapter_weights_file(Path(folder)))
+    expected = set(get_peft_model_state_dict(model))
+    missing = sorted(expected - set(weights))
+    if missing:
+        raise ValueError(f"adapter {folder} lacks {len(missing)} LoRA tensors this run's adapter has (e.g. "
+                         f"{missing[0]}); the previous stage must use the same LoRA rank and target modules")
+    for name, tensor in weights.items():
+        if name in expected and tuple(tensor.shape) != tuple(get_peft_model_state_dict(model)[name].shape):
+            raise ValueError(f"adapter {folder}: {name} has shape {tuple(tensor.shape)}, this run's adapter "
+                             f"{tuple(get_peft_model_state_dict(model)[name].shape)}; use the same LoRA rank")
+    result = set_peft_model_state_dict(model, weights)
+    unexpected = list(getattr(result, "unexpected_keys", []))
+    if unexpected:
+        raise ValueError(f"adapter {folder} holds tensors this model does not have: {unexpected[:3]}")

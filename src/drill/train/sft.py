@@ -1,0 +1,327 @@
+"""Supervised fine-tuning (SFT) of the LoRA adapter on episodes: the whole loop in `train()`.
+
+How to run it:
+
+    drill train triage -E k=1 --stage sft:source=oracle,epochs=2 --tool-listing compact \\
+        --prefill '<tool_call>\\n{"name": "submit_resolution", "arguments": {"resolution": "'
+
+    from drill.train.sft import SFTOptions, train
+    result = train(GRPOConfig(env="triage", env_options={"k": 1}, ...), SFTOptions(source="heuristic", epochs=2))
+
+The run config (`GRPOConfig`) gives what every trainer shares: the environment, the base model, the LoRA
+shape, the learning rate, the prompt options, the output folder and the closing evaluation. `SFTOptions`
+gives what SFT adds: where the episodes come from and how many epochs.
+
+1. **Episodes.** A source plays the training split (never the test split): a baseline (`oracle`,
+   `heuristic`), a model policy (`llm`, `lora:PATH`, sampled at `config.temperature`), or `results:PATH`, the
+   episodes of a `results.json`/`heldout.json` replayed through the environment (test-split episodes in
+   it are dropped and counted). Episodes scoring below `min_reward` are dropped.
+2. **Samples, rendered as the policy prompts.** `TeacherForcedPolicy` plays the source's actions and
+   records each trained turn as the LLM policy would have produced it: the prompt ids are
+   `LLMPolicy.conversation` rendered by the model's chat template (same instructions, tool listing,
+   demonstrations, history and prefill), the completion ids are the call written in the reply format
+   (`render_call`), minus the prefill, through `</tool_call>` (where generation stops). The reply text is
+   parsed back (`parse_action`) and must give the source's call, so the environment sees exactly what a
+   model writing those tokens would send. `samples.episode_samples` then makes one sample per trained turn
+   (multi-turn episodes give one per turn), loss only on the completion ids.
+3. **Loss.** Mean negative log-likelihood per completion token over each optimizer batch (`batch_size`
+   samples), AdamW on the LoRA weights, gradient-norm clip; `epochs` passes in a seeded order.
+4. **Outputs** as `grpo.train`: `metrics.jsonl`, atomic checkpoints every `checkpoint_every` optimizer
+   steps (resume continues inside the epoch), `adapter/`, `learning_curve.png`, `heldout.json`.
+
+Where it departs from plain SFT: the data are whole-turn tool calls from episodes, not text pairs, and a
+demonstration that cannot be written in the reply format (a source action the parser would not give
+back) stops the run instead of being trained on approximately. Models whose chat template passes tools
+natively, and ReAct prompting, are refused: their reply format is not the JSON protocol `render_call` writes.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from drill.core.policy import Policy, PolicyInput
+from drill.core.rollout import run_episodes
+from drill.core.types import Action, Episode, Generation, PolicyInfo, Task
+from drill.evaluate.report import atomic_write_text, progress_bar
+from drill.models.parsing import parse_action
+from drill.models.policy import LLMPolicy, PolicyOptions, render_call
+from drill.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from drill.train.config import GRPOConfig
+from drill.train.metrics import MetricsLog, plot_learning_curve
+from drill.train.samples import Sample, episode_samples, micro_batch_logprobs, micro_batches
+from drill.train.target import TrainTarget
+
+
+@dataclass(frozen=True)
+class SFTOptions:
+    """What SFT adds to the run config."""
+
+    source: str = "oracle"
+    """Who plays the training split: a baseline name, `llm`, `lora:PATH`, or `results:PATH` (stored episodes)."""
+    epochs: int = 2
+    """Passes over the samples."""
+    batch_size: int = 8
+    """Samples per optimizer step (forwarded in micro-batches of `config.micro_batch_size`)."""
+    seeds_per_task: int = 1
+    """Episodes per training task (environment seeds 0..n-1); more gives a sampling source more variety."""
+    max_tasks: int = 0
+    """Use only the first N training tasks (0: all)."""
+    min_reward: float | None = None
+    """Keep only episodes whose total reward is at least this (None: keep all)."""
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size", "seeds_per_task"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"sft: {name} must be at least 1, got {getattr(self, name)}")
+        if self.max_tasks < 0:
+            raise ValueError(f"sft: max_tasks must be >= 0, got {self.max_tasks}")
+
+
+# -- the loop ----------------------------------------------------------------------------------------------
+
+
+def train(config: GRPOConfig, options: SFTOptions, target: TrainTarget | None = None, base: Any = None,
+          init_adapter: Path | None = None) -> Any:
+    """Fine-tune the adapter on the source's episodes as the module docstring says; returns a `TrainResult`."""
+    from drill.models.adapters import save_adapter
+    from drill.train.grpo import TrainResult, load_base, plan_run, seed_everything
+    from drill.train.heldout import evaluate_heldout
+    from drill.train.lora import attach_lora
+    from drill.train.rollouts import prompt_options
+
+    # -- setup: environment, base model + LoRA (fresh or the previous stage's), the episodes, the samples --
+    plan = plan_run(config, target)
+    target, roles = plan.target, plan.roles
+    base = base or load_base(config.model)
+    seed_everything(config.seed)
+    model = attach_lora(base.model, config, init_adapter)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+    pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
+    out = config.output_dir
+    metrics = MetricsLog(out / "metrics.jsonl")
+    atomic_write_text(out / "config.json", json.dumps(config.to_dict() | {"sft": vars(options)}, indent=1))
+    prompting = prompt_options(config, target)
+    prompter = teacher_prompter(model, base, prompting)
+    episodes = source_episodes(config, options, target, roles, prompter)
+    samples = [s for i, e in enumerate(episodes) for s in episode_samples(e, i, {role: 1.0 for role in roles})]
+    if not samples:
+        raise ValueError(f"sft: the source {options.source!r} gave no trained turns to learn from")
+    batches_per_epoch = -(-len(samples) // options.batch_size)
+    total = options.epochs * batches_per_epoch
+    start = resume_step(config, out, metrics, model, optimizer)
+    reward = float(np.mean([e.score.total for e in episodes if e.score is not None]))
+    print(f"sft: {len(episodes)} episodes from {options.source} (mean reward {reward:.3f}), {len(samples)} samples, "
+          f"{options.epochs} epochs = {total} optimizer steps")
+
+    with progress_bar() as progress:
+        bar = progress.add_task("SFT", total=total, completed=start)
+        for step in range(start + 1, total + 1):
+            started = time.perf_counter()
+            epoch, index = divmod(step - 1, batches_per_epoch)
+            order = epoch_order(len(samples), config.seed, epoch)  # the same order after a resume
+            chosen = [samples[i] for i in order[index * options.batch_size:(index + 1) * options.batch_size]]
+            model.train()
+            loss, tokens, grad_norm = nll_update(model, optimizer, params, chosen, pad_id, config)
+            record = {"step": step, "stage": "sft", "epoch": epoch + 1, "loss": loss, "tokens": tokens,
+                      "grad_norm": grad_norm, "samples": len(chosen), "source_reward": reward,
+                      "step_s": time.perf_counter() - started}
+            metrics.append(record)
+            progress.update(bar, completed=step)
+            if step % config.checkpoint_every == 0 or step == total:
+                save_checkpoint(out, step, model, optimizer, {"step": step}, config.to_dict(),
+                                config.keep_checkpoints)
+
+    # -- outputs: adapter, learning curve (the loss), held-out evaluation -----------------------------------
+    adapter_dir = out / "adapter"
+    save_adapter(model, adapter_dir, base_model_id=base.model_id)
+    records = metrics.read()
+    plot_learning_curve([r | {"reward/total": -r["loss"]} for r in records], out / "learning_curve.png",
+                        f"SFT on {target.name} from {options.source} (curve: minus the token NLL)")
+    evaluation = (evaluate_heldout(config, target, roles, adapter_dir, base.model_id, out, prompting)
+                  if config.eval_tasks else [])
+    return TrainResult(output_dir=out, adapter_dir=adapter_dir, steps=total, metrics=records, evaluation=evaluation)
+
+
+# -- the pieces train() calls ----------------------------------------------------------------------------
+
+
+def nll_update(model: Any, optimizer: torch.optim.Optimizer, params: list[torch.Tensor], samples: Sequence[Sample],
+               pad_id: int, config: GRPOConfig) -> tuple[float, int, float]:
+    """One optimizer step on the mean NLL per completion token of `samples` (each weighted by its advantage,
+    1 for plain SFT); returns the loss, the completion tokens and the gradient norm. Stops on a non-finite loss."""
+    optimizer.zero_grad(set_to_none=True)
+    batches = micro_batches(samples, config.micro_batch_size, pad_id)
+    tokens = sum(len(s.completion_ids) for s in samples)
+    loss_sum = 0.0
+    for batch in batches:
+        logprobs = micro_batch_logprobs(model, batch, 1.0)  # (B, T) at temperature 1: the model's own distribution
+        mask = batch.tokens.completion_mask.to(logprobs.device).float()  # (B, T)
+        weights = batch.tokens.advantages.to(logprobs.device)[:, None]  # (B, 1)
+        loss = -(logprobs * mask * weights).sum() / tokens
+        loss.backward()
+        loss_sum += float(loss.detach())
+    if not np.isfinite(loss_sum):
+        raise FloatingPointError(f"the SFT loss is {loss_sum}; no update was applied")
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm))
+    if not np.isfinite(grad_norm):
+        raise FloatingPointError(f"the SFT gradient norm is {grad_norm}; no update was applied")
+    optimizer.step()
+    return loss_sum, tokens, grad_norm
+
+
+def epoch_order(count: int, seed: int, epoch: int) -> list[int]:
+    order = list(range(count))
+    random.Random(f"sft-order:{seed}:{epoch}").shuffle(order)
+    return order
+
+
+def resume_step(config: GRPOConfig, out: Path, metrics: MetricsLog, model: Any, optimizer: Any) -> int:
+    """0 for a fresh run; on `config.resume` the newest checkpoint's step, with adapter, optimizer and RNG restored."""
+    if not config.resume:
+        return 0
+    checkpoint = latest_checkpoint(out)
+    if checkpoint is None:
+        raise ValueError(f"--resume: no checkpoint in {out / 'checkpoints'}")
+    state = load_checkpoint(checkpoint, model, optimizer)
+    metrics.truncate_after(state.step)
+    print(f"resuming from {checkpoint} (step {state.step})")
+    return state.step
+
+
+def teacher_prompter(model: Any, base: Any, prompting: Mapping[str, Any]) -> LLMPolicy:
+    """The LLM policy whose prompts the samples use: the training model's chat template, the run's prompt options."""
+    from drill.models.local import TransformersChatModel
+
+    chat = TransformersChatModel(model, base.tokenizer, base.model_id)
+    info = PolicyInfo(name="sft-teacher", kind="lora", model=base.model_id, load_status="training")
+    return LLMPolicy(chat, info, PolicyOptions(**prompting))
+
+
+class TeacherForcedPolicy:
+    """Plays `source`'s actions, each recorded as the model turn that would have produced it (see step 2 above)."""
+
+    def __init__(self, source: Policy, prompter: LLMPolicy) -> None:
+        if prompter.model.native_tools or prompter.options.react:
+            raise ValueError("SFT writes replies in the JSON tool protocol; this model's chat template passes tools "
+                             "natively (or ReAct prompting is on), so the written replies would not be its format")
+        self.source = source
+        self.prompter = prompter
+        self._info = PolicyInfo(name=f"sft:{source.info.name}", kind="lora", model=prompter.info.model,
+                                load_status="teacher-forced")
+
+    @property
+    def info(self) -> PolicyInfo:
+        return self._info
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        return [self.model_turn(item, action) for item, action in zip(inputs, self.source.act(inputs), strict=True)]
+
+    def model_turn(self, item: PolicyInput, action: Action) -> Action:
+        """`action` as the model would have written it for `item`: prompt ids, completion ids, parsed text."""
+        if action.parse_error is not None:
+            raise ValueError(f"the source's action on task {item.task.id} did not parse ({action.parse_error}); "
+                             "only valid calls can be demonstrated")
+        prefill = self.prompter.options.prefill
+        reply = render_call(action.tool, action.arguments)
+        if not reply.startswith(prefill):
+            raise ValueError(f"the source's reply on task {item.task.id} does not start with the prefill {prefill!r} "
+                             f"(reply: {reply[:80]!r}); put the prefill's arguments first or drop the prefill")
+        chat = self.prompter.model
+        completion = reply[len(prefill):]
+        prompt_ids = chat.prompt_token_ids(self.prompter.conversation(item), None)
+        ids = chat.tokenizer(completion, add_special_tokens=False)["input_ids"]
+        generation = Generation(text=completion, prompt_token_ids=prompt_ids, token_ids=list(ids),
+                                model=chat.model_id, finish_reason="stop")
+        written = parse_action(reply, generation)
+        if (written.tool, written.arguments) != (action.tool, action.arguments):
+            raise ValueError(f"the source's call on task {item.task.id} does not survive the reply format: "
+                             f"{action.tool}({action.arguments!r}) parsed back as {written.tool}({written.arguments!r})")
+        return written
+
+
+class ReplayPolicy:
+    """The actions of stored episodes, by (task id, seed, role, the role's turn number)."""
+
+    info = PolicyInfo(name="replay")
+
+    def __init__(self, episodes: Sequence[Mapping[str, Any]]) -> None:
+        self.actions: dict[tuple[str, int, str, int], Action] = {}
+        for episode in episodes:
+            counts: dict[str, int] = {}
+            for turn in episode["turns"]:
+                k = counts.get(turn["role"], 0)
+                counts[turn["role"]] = k + 1
+                action = turn["action"]
+                self.actions[(episode["task_id"], int(episode["seed"]), turn["role"], k)] = Action(
+                    tool=action["tool"], arguments=action["arguments"], parse_error=action.get("parse_error"))
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        actions = []
+        for item in inputs:
+            key = (item.task.id, item.seed, item.observation.role, len(item.own_turns()))
+            if key not in self.actions:
+                raise ValueError(f"replay: the stored episode of task {key[0]} seed {key[1]} has no turn {key[3]} for "
+                                 f"role {key[2]}; the environment diverged from the stored episode")
+            actions.append(self.actions[key])
+        return actions
+
+
+def source_episodes(config: GRPOConfig, options: SFTOptions, target: TrainTarget, roles: Sequence[str],
+                    prompter: LLMPolicy) -> list[Episode]:
+    """The source's scored episodes on the training split, teacher-forced into model turns, filtered by reward."""
+    train_tasks = target.tasks("train")
+    if options.max_tasks:
+        train_tasks = train_tasks[:options.max_tasks]
+    jobs: list[tuple[Task, int]] = [(t, s) for t in train_tasks for s in range(options.seeds_per_task)]
+    source: Policy
+    if options.source.startswith("results:"):
+        source, jobs = _stored(Path(options.source.removeprefix("results:")), train_tasks)
+    elif options.source in target.baselines:
+        source = target.baselines[options.source]()
+    elif options.source == "llm" or options.source.startswith("lora:"):
+        from dataclasses import replace
+
+        from drill.models.base import SamplingParams
+        from drill.models.policy import build_llm_policy
+        from drill.models.prompt import LLMOptions
+
+        sampling = SamplingParams(max_new_tokens=config.max_new_tokens, temperature=config.temperature,
+                                  seed=config.seed)
+        source = build_llm_policy(options.source, LLMOptions(model=config.model,
+                                                             prompt=replace(prompter.options, sampling=sampling)))
+    else:
+        raise ValueError(f"sft: unknown source {options.source!r}; choose from {', '.join(target.baselines)}, "
+                         "llm, lora:PATH, results:PATH")
+    teacher = TeacherForcedPolicy(source, prompter)
+    scripted = target.baselines[config.scripted_policy]() if len(roles) < len(target.roles) else None
+    assignment = {role: teacher if role in roles else scripted for role in target.roles}
+    episodes = run_episodes(target.make_env, jobs, assignment, target.rubric({}), config.max_turns)  # type: ignore[arg-type]
+    if options.min_reward is not None:
+        kept = [e for e in episodes if e.score is not None and e.score.total >= options.min_reward]
+        print(f"sft: {len(kept)} of {len(episodes)} episodes reach min_reward={options.min_reward}")
+        episodes = kept
+    return episodes
+
+
+def _stored(path: Path, train_tasks: Sequence[Task]) -> tuple[ReplayPolicy, list[tuple[Task, int]]]:
+    """A replay of the training-split episodes stored in a results.json; test-split ones are dropped, and counted."""
+    if not path.is_file():
+        raise ValueError(f"sft: results file {path} does not exist")
+    stored = json.loads(path.read_text(encoding="utf-8")).get("episodes", [])
+    by_id = {t.id: t for t in train_tasks}
+    kept = [e for e in stored if e["task_id"] in by_id]
+    print(f"sft: {len(kept)} of {len(stored)} stored episodes are on training tasks; "
+          f"{len(stored) - len(kept)} (test split or unknown) are not used")
+    if not kept:
+        raise ValueError(f"sft: {path} holds no episode of a training task")
+    return ReplayPolicy(kept), [(by_id[e["task_id"]], int(e["seed"])) for e in kept]

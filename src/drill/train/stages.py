@@ -1,0 +1,219 @@
+"""Chained training stages: SFT, RFT, DPO and GRPO in one run, each starting from the previous stage's adapter.
+
+    drill train triage -E k=1 --tool-listing compact --prefill '...' \\
+        --stage sft:source=heuristic,epochs=2 --stage rft:rounds=3 --stage grpo:steps=60
+
+    stages = ["sft:source=oracle,epochs=1", "grpo:steps=10"]      # or `stages = [...]` in the config file
+
+A stage is `METHOD:KEY=VALUE,...`. METHOD is `sft`, `rft`, `dpo` or `grpo`. A key is a field of that method's
+options (`SFTOptions`, `RFTOptions`, `DPOOptions`; for `grpo`, the GRPO fields of the run config such as
+`steps`) or any field of the run config, which then applies to that stage alone (e.g. `learning_rate=2e-4`).
+Every stage is checked before any model is loaded.
+
+Outputs under `--output-dir`: one folder per stage, `stage-1-sft/`, `stage-2-rft/`, ..., each with its own
+`metrics.jsonl`, checkpoints and `adapter/`, plus `stage.json` once the stage is complete. `--resume` skips
+the complete stages and resumes the first incomplete one from its newest checkpoint (a stage killed before
+its first checkpoint restarts). After the last stage, `metrics.jsonl` holds every stage's lines on one step
+axis (`global_step`), `learning_curve.png` draws them, and the closing held-out evaluation (the existing
+`heldout.evaluate_heldout` path) plays every stage's adapter next to the untrained model and the baselines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from drill.evaluate.report import atomic_write_text
+from drill.train.config import GRPOConfig
+from drill.train.target import TrainTarget
+
+METHODS = ("sft", "rft", "dpo", "grpo")
+STAGE_DONE = "stage.json"
+
+
+@dataclass(frozen=True)
+class Stage:
+    method: str
+    options: Any
+    """The method's options dataclass (None for grpo, whose options are run-config fields)."""
+    config: GRPOConfig
+    """The run config for this stage: its own output folder, its overrides, no closing evaluation."""
+
+
+def _value(text: str) -> Any:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if text.lower() in ("none", "null"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _options_class(method: str) -> Any:
+    from drill.train.dpo import DPOOptions
+    from drill.train.rft import RFTOptions
+    from drill.train.sft import SFTOptions
+
+    return {"sft": SFTOptions, "rft": RFTOptions, "dpo": DPOOptions, "grpo": None}[method]
+
+
+def parse_stage(spec: str, index: int, config: GRPOConfig) -> Stage:
+    """`METHOD:KEY=VALUE,...` into a Stage; raises ValueError naming what is wrong."""
+    method, _, rest = spec.partition(":")
+    method = method.strip()
+    if method not in METHODS:
+        raise ValueError(f"stage {index} {spec!r}: unknown method {method!r}; choose from {', '.join(METHODS)}")
+    options_class = _options_class(method)
+    option_names = {f.name for f in fields(options_class)} if options_class else set()
+    config_names = {f.name for f in fields(GRPOConfig)} - {"stages", "output_dir", "resume", "eval_tasks"}
+    chosen: dict[str, Any] = {}
+    overrides: dict[str, Any] = {}
+    for part in (p.strip() for p in rest.split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ValueError(f"stage {index} {spec!r}: expected KEY=VALUE, got {part!r}")
+        if key in option_names:
+            chosen[key] = _value(value.strip())
+        elif key in config_names:
+            overrides[key] = _value(value.strip())
+        else:
+            raise ValueError(f"stage {index} {spec!r}: unknown option {key!r}; {method} takes "
+                             f"{', '.join(sorted(option_names)) or 'run-config fields'} or any run-config field")
+    stage_config = config.updated(output_dir=config.output_dir / f"stage-{index}-{method}", eval_tasks=0,
+                                  stages=[], resume=False, **overrides)
+    return Stage(method=method, options=options_class(**chosen) if options_class else None, config=stage_config)
+
+
+def plan_stages(config: GRPOConfig, target: TrainTarget | None = None) -> tuple[list[Stage], TrainTarget]:
+    """Every stage parsed and checked against the environment before any model is loaded."""
+    from drill.train.grpo import plan_run
+    from drill.train.target import load_target
+
+    if not config.stages:
+        raise ValueError("no stages to run")
+    target = target or load_target(config.env, config.env_options)
+    stages = [parse_stage(spec, i, config) for i, spec in enumerate(config.stages, start=1)]
+    for stage in stages:  # checked as a fresh run in a folder that does not exist, whatever the stage folder holds
+        plan_run(stage.config.updated(output_dir=stage.config.output_dir / ".not-written"), target)
+    if not config.resume and stages[0].config.output_dir.exists():
+        raise ValueError(f"{config.output_dir} already holds a staged run; pass --resume to continue it, "
+                         "or choose another --output-dir")
+    return stages, target
+
+
+def stage_done(folder: Path) -> bool:
+    return (folder / STAGE_DONE).is_file()
+
+
+def run_stages(config: GRPOConfig, target: TrainTarget | None = None,
+               load_base: Callable[[], Any] | None = None) -> list[dict[str, Any]]:
+    """Run the stages in order as the module docstring says; returns the closing evaluation's rows."""
+    from drill.train import dpo, grpo, rft, sft
+    from drill.train.heldout import evaluate_heldout
+    from drill.train.rollouts import prompt_options
+
+    stages, target = plan_stages(config, target)
+    fresh_base = load_base or (lambda: grpo.load_base(config.model))
+    previous: Path | None = None
+    adapters: dict[str, Path] = {}
+    model_id = ""
+    for index, stage in enumerate(stages, start=1):
+        folder = stage.config.output_dir
+        if stage_done(folder):
+            print(f"stage {index} ({stage.method}) is complete: {folder}")
+        else:
+            stage_config = stage.config.updated(resume=resume_inside(folder, config.resume))
+            base = fresh_base()
+            model_id = base.model_id
+            if stage.method == "grpo":
+                grpo.train(stage_config, target, base, init_adapter=previous)
+            else:
+                module = {"sft": sft, "rft": rft, "dpo": dpo}[stage.method]
+                module.train(stage_config, stage.options, target, base, init_adapter=previous)
+            atomic_write_text(folder / STAGE_DONE, json.dumps({"stage": index, "method": stage.method,
+                                                               "started_from": str(previous)}, indent=1))
+        previous = folder / "adapter"
+        adapters[f"{index}-{stage.method}"] = previous
+    combined = combine_metrics(config.output_dir, stages)
+    plot_stages(combined, config.output_dir / "learning_curve.png", f"{target.name}: {' -> '.join(config.stages)}")
+    if not config.eval_tasks:
+        return []
+    roles = list(config.roles or target.roles)
+    model_id = model_id or json.loads((previous / "adapter_config.json").read_text())["base_model_name_or_path"]
+    return evaluate_heldout(config, target, roles, adapters, model_id, config.output_dir,
+                            prompt_options(config, target))
+
+
+def resume_inside(folder: Path, resume: bool) -> bool:
+    """Whether an incomplete stage resumes from its checkpoint; a stage killed before its first one starts over."""
+    from drill.train.checkpoint import latest_checkpoint
+
+    if not folder.exists():
+        return False
+    if not resume:
+        raise ValueError(f"{folder} holds an incomplete stage; pass --resume to continue it")
+    if latest_checkpoint(folder) is not None:
+        return True
+    print(f"{folder}: killed before its first checkpoint; the stage starts over")
+    shutil.rmtree(folder)
+    return False
+
+
+def combine_metrics(output_dir: Path, stages: Sequence[Stage]) -> list[dict[str, Any]]:
+    """Every stage's metrics lines on one step axis (`global_step`), written to OUTPUT/metrics.jsonl atomically."""
+    from drill.train.metrics import MetricsLog
+
+    combined: list[dict[str, Any]] = []
+    for index, stage in enumerate(stages, start=1):
+        for record in MetricsLog(stage.config.output_dir / "metrics.jsonl").read():
+            combined.append({"global_step": len(combined) + 1, "stage_index": index, "method": stage.method} | record)
+    atomic_write_text(output_dir / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in combined))
+    return combined
+
+
+def plot_stages(records: Sequence[dict[str, Any]], path: Path, title: str) -> None:
+    """Top: the mean training reward per step (stages that sample: rft, dpo, grpo). Bottom: each stage's loss.
+    Dotted lines mark where a stage starts. Atomic write."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True)
+    for method in dict.fromkeys(r["method"] for r in records):
+        mine = [r for r in records if r["method"] == method]
+        rewarded = [r for r in mine if "reward/total" in r]
+        if rewarded:
+            top.plot([r["global_step"] for r in rewarded], [r["reward/total"] for r in rewarded], marker="o",
+                     markersize=3, label=method)
+        lossy = [r for r in mine if r.get("loss") is not None]
+        bottom.plot([r["global_step"] for r in lossy], [r["loss"] for r in lossy], marker="o", markersize=2,
+                    label=method)
+    for index in sorted({r["stage_index"] for r in records}):
+        first = min(r["global_step"] for r in records if r["stage_index"] == index)
+        for axis in (top, bottom):
+            axis.axvline(first - 0.5, linestyle=":", color="gray")
+    top.set_ylabel("mean training reward")
+    top.set_title(title, fontsize=9)
+    bottom.set_ylabel("loss (per stage's own objective)")
+    bottom.set_xlabel("step, across stages")
+    for axis in (top, bottom):
+        axis.grid(alpha=0.3)
+        if axis.get_legend_handles_labels()[0]:
+            axis.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    os.replace(tmp, path)

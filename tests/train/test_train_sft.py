@@ -1,0 +1,142 @@
+"""SFT on episodes: samples are exactly what the LLM policy prompts, loss only on the replies, train split only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from drill.core.types import Action, Generation, PolicyInfo
+from drill.models.local import TransformersChatModel
+from drill.models.policy import LLMPolicy, PolicyOptions
+from drill.train import BaseModel, GRPOConfig
+from drill.train.samples import collate, episode_samples
+from drill.train.sft import SFTOptions, _stored, source_episodes, teacher_prompter, train
+from test_train_loop import Critic, RelayEnv, relay_target, tiny_base, tiny_model_dir  # type: ignore[import-not-found]
+
+pytestmark = pytest.mark.slow
+__all__ = ["tiny_base", "tiny_model_dir"]  # fixtures, used by name
+
+PREFILL = '<tool_call>\n{"name": "say", "arguments": {"text": "'
+
+
+class Writer:
+    """The writer's demonstrations: a different line for every task and turn."""
+
+    info = PolicyInfo(name="writer")
+
+    def act(self, inputs: Any) -> list[Action]:
+        return [Action.call("say", text=f"{i.task.id} line {len(i.own_turns())}") for i in inputs]
+
+
+WRITING = relay_target(baselines={"oracle": Writer, "heuristic": Critic, "random": Critic})
+
+
+def _config(model_dir: Path, out: Path, **changes: Any) -> GRPOConfig:
+    settings: dict[str, Any] = dict(env="relay", model=str(model_dir), roles=["writer"], scripted_policy="heuristic",
+                                    max_new_tokens=24, output_dir=out, eval_tasks=0, tool_listing="compact",
+                                    prefill=PREFILL, checkpoint_every=2, micro_batch_size=3)
+    settings.update(changes)
+    return GRPOConfig(**settings)
+
+
+class _CannedChat(TransformersChatModel):
+    """The real chat model's prompt path (`prompt_token_ids` of each conversation, as `generate` computes it),
+    with the writer's line as the 'generated' text, so an LLMPolicy plays the same episode as the teacher."""
+
+    def generate(self, conversations: Any, tools: Any, params: Any) -> list[Generation]:
+        replies = []
+        for conversation in conversations:
+            prompt = self.prompt_token_ids(conversation, tools)
+            view = conversation[-2]["content"]  # the current observation, before the prefill
+            turn, task = view.removeprefix("Turn ").rstrip(".").split(" of ")  # "Turn 2 of train-0."
+            turn = str(int(turn) // 2)  # the writer acts on env turns 0 and 2
+            text = f'{task} line {turn}"}}}}\n</tool_call>'
+            replies.append(Generation(text=text, prompt_token_ids=prompt, token_ids=[1], model=self.model_id))
+        return replies
+
+
+def test_sft_samples_are_the_policy_prompts_with_loss_only_on_the_replies(tiny_model_dir: Path, tiny_base: BaseModel,
+                                                                          tmp_path: Path) -> None:
+    from drill.core.rollout import run_episodes
+    from drill.train.rollouts import prompt_options
+
+    config = _config(tiny_model_dir, tmp_path / "run", demos=1)
+    prompting = prompt_options(config, WRITING)
+    prompter = teacher_prompter(tiny_base.model, tiny_base, prompting)
+    episodes = source_episodes(config, SFTOptions(source="oracle"), WRITING, ["writer"], prompter)
+    assert [e.task_id for e in episodes] == [t.id for t in WRITING.tasks("train")]  # the training split only
+    samples = [s for i, e in enumerate(episodes) for s in episode_samples(e, i, {"writer": 1.0})]
+    assert [(s.episode, s.turn, s.role) for s in samples[:2]] == [(0, 0, "writer"), (0, 2, "writer")]  # 1 per turn
+
+    # The LLM policy, prompted the same way, conditions generation on exactly these prompt ids, turn by turn.
+    chat = _CannedChat(tiny_base.model, tiny_base.tokenizer, tiny_base.model_id)
+    llm = LLMPolicy(chat, PolicyInfo(name="llm", kind="llm"), PolicyOptions(**prompting))
+    played = run_episodes(RelayEnv, [(t, 0) for t in WRITING.tasks("train")], {"writer": llm, "critic": Critic()})
+    llm_samples = [s for i, e in enumerate(played) for s in episode_samples(e, i, {"writer": 1.0})]
+    assert [s.prompt_ids for s in samples] == [s.prompt_ids for s in llm_samples]
+    assert [t.action.raw for e in episodes for t in e.turns] == [t.action.raw for e in played for t in e.turns]
+
+    # Loss only on the reply's tokens: the prompt (system, demonstration, the writer's own first reply, the
+    # prefill) and the critic's turns carry none.
+    tokenizer = tiny_base.tokenizer
+    batch = collate(samples[:2], pad_id=0)
+    for row, sample in enumerate(samples[:2]):
+        ids = batch.input_ids[row][batch.loss_mask[row].bool()].tolist()
+        assert tokenizer.decode(ids) == f'train-0 line {sample.turn // 2}"}}}}\n</tool_call>'
+        prompt = tokenizer.decode(list(sample.prompt_ids))
+        assert prompt.endswith(PREFILL) and "say(text: string)" in prompt
+        assert '<tool_call>\n{"name": "say", "arguments": {"text": "train-0 line 0"}}\n</tool_call>' in prompt  # demo
+    second = tokenizer.decode(list(samples[1].prompt_ids))
+    assert 'train-0 line 0"}}\n</tool_call>' in second  # the first reply is prompt in the second turn: no loss
+    assert int(batch.loss_mask.sum()) == sum(len(s.completion_ids) for s in samples[:2])
+
+
+def test_a_source_that_cannot_be_written_after_the_prefill_stops_the_run(tiny_model_dir: Path, tiny_base: BaseModel,
+                                                                        tmp_path: Path) -> None:
+    config = _config(tiny_model_dir, tmp_path / "run", prefill='<tool_call>\n{"name": "shout"')
+    prompter = teacher_prompter(tiny_base.model, tiny_base, {"tool_listing": "compact", "prefill": config.prefill,
+                                                             "demonstrations": ()})
+    with pytest.raises(ValueError, match="does not start with the prefill"):
+        source_episodes(config, SFTOptions(source="oracle"), WRITING, ["writer"], prompter)
+
+
+def test_stored_episodes_of_test_tasks_are_never_trained_on(tmp_path: Path) -> None:
+    stored = {"episodes": [{"task_id": "train-1", "seed": 3, "turns": []}, {"task_id": "test-0", "seed": 0, "turns": []}]}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(stored))
+    _, jobs = _stored(path, WRITING.tasks("train"))
+    assert [(t.id, s) for t, s in jobs] == [("train-1", 3)]
+    path.write_text(json.dumps({"episodes": [{"task_id": "test-0", "seed": 0, "turns": []}]}))
+    with pytest.raises(ValueError, match="no episode of a training task"):
+        _stored(path, WRITING.tasks("train"))
+
+
+def test_sft_lowers_the_reply_nll_checkpoints_and_resumes(tiny_model_dir: Path, tiny_base: BaseModel,
+                                                          tmp_path: Path) -> None:
+    from drill.models.local import fresh_model
+
+    config = _config(tiny_model_dir, tmp_path / "run", learning_rate=3e-2)
+    result = train(config, SFTOptions(source="oracle", epochs=4, batch_size=4), target=WRITING, base=tiny_base)
+    losses = [r["loss"] for r in result.metrics]
+    assert len(losses) == 8 and losses[-1] < losses[0] - 0.05  # a tiny random model learns slowly, but it learns
+    assert (result.adapter_dir / "adapter_model.safetensors").is_file()
+    # a run resumed from step 6 ends where the uninterrupted one did
+    again = tmp_path / "again"
+    first = train(_config(tiny_model_dir, again, learning_rate=3e-2),
+                  SFTOptions(source="oracle", epochs=3, batch_size=4), target=WRITING,
+                  base=BaseModel(*fresh_model(str(tiny_model_dir))))
+    assert [r["step"] for r in first.metrics] == list(range(1, 7))
+    resumed = train(_config(tiny_model_dir, again, learning_rate=3e-2, resume=True),
+                    SFTOptions(source="oracle", epochs=4, batch_size=4), target=WRITING,
+                    base=BaseModel(*fresh_model(str(tiny_model_dir))))
+    assert [r["step"] for r in resumed.metrics] == list(range(1, 9))
+    assert resumed.metrics[-1]["loss"] == pytest.approx(losses[-1], rel=1e-4)
+    from safetensors.torch import load_file
+
+    a, b = load_file(result.adapter_dir / "adapter_model.safetensors"), load_file(
+        resumed.adapter_dir / "adapter_model.safetensors")
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
