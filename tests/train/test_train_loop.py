@@ -202,6 +202,29 @@ def test_zero_variance_groups_are_counted_and_give_no_update(tiny_model_dir: Pat
     assert all(v.abs().max() == 0 for k, v in _adapter(result.adapter_dir).items() if "lora_B" in k)
 
 
+def test_kl_beta_zero_runs_the_reference_on_one_micro_batch_per_step(tiny_model_dir: Path, tiny_base: BaseModel,
+                                                                     tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import math
+
+    import peft
+
+    passes: list[int] = []
+    original = peft.PeftModel.disable_adapter
+
+    def counting(self: Any) -> Any:
+        passes.append(1)
+        return original(self)
+
+    monkeypatch.setattr(peft.PeftModel, "disable_adapter", counting)
+    result = train(_config(tiny_model_dir, tmp_path, steps=2, kl_beta=0.0, ppo_epochs=1, micro_batch_size=1),
+                   target=RELAY, base=tiny_base)
+    stepped = [r for r in result.metrics if r["trained_samples"] > 1]
+    assert stepped, "the relay run should train on several micro-batches"
+    assert len(passes) == sum(1 for r in result.metrics if r["trained_samples"] > 0)  # one reference pass a step
+    assert all(r["kl"] is not None and math.isfinite(r["kl"]) for r in stepped)
+
+
 def _hook_training_logits(model: Any, change: Any) -> None:
     """Alter the logits only in gradient-enabled passes (the training forward), not in generation or the reference."""
     def hook(module: Any, inputs: Any, output: torch.Tensor) -> torch.Tensor:

@@ -54,7 +54,8 @@ class GRPOConfig:
     clip_epsilon: float = _help(0.2, "PPO clip range: the ratio is clipped to [1 - eps, 1 + eps].")
     kl_beta: float = _help(
         0.04, "Weight of the k3 KL penalty to the reference (the base weights with the adapter disabled); "
-              "0 turns the penalty off, the KL is still measured and logged.")
+              "0 turns the penalty off and skips the reference pass except on each step's first micro-batch, "
+              "where the logged KL is measured (a sample).")
     ppo_epochs: int = _help(
         1, "Optimizer updates per rollout batch. With 1 the ratio is exactly 1 and clipping never binds; "
            "with more, later updates are clipped against the first update's log-probabilities.")

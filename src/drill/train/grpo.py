@@ -163,7 +163,7 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
             # 4. clipped policy-gradient loss + k3 KL to the base weights;  5. LoRA update(s)
             model.train()
             old: list[torch.Tensor] = []
-            ref: list[torch.Tensor] = []
+            ref: list[torch.Tensor | None] = []
             first_loss = kl_sum = grad_norm = 0.0
             kl_tokens = clipped = clip_tokens = 0
             for epoch in range(config.ppo_epochs):
@@ -173,8 +173,13 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
                     logprobs = micro_batch_logprobs(model, batch, config.temperature)  # (B, T)
                     if epoch == 0:
                         old.append(logprobs.detach())  # (B, T) the sampling-time policy: ratio 1 in epoch 0
-                        with torch.no_grad(), model.disable_adapter():
-                            ref.append(micro_batch_logprobs(model, batch, config.temperature))  # (B, T)
+                        # the reference pass: every micro-batch when the KL is penalised; with kl_beta == 0 only the
+                        # step's first one, so the logged KL is measured on a sample and the rest of the work is saved
+                        if config.kl_beta > 0 or i == 0:
+                            with torch.no_grad(), model.disable_adapter():
+                                ref.append(micro_batch_logprobs(model, batch, config.temperature))  # (B, T)
+                        else:
+                            ref.append(None)
                     mask = batch.tokens.completion_mask.to(device)  # (B, T)
                     terms = grpo_loss(logprobs, old[i], ref[i], batch.tokens.advantages.to(device), mask,
                                       loss_type=config.loss_type, clip_epsilon=config.clip_epsilon,
@@ -183,7 +188,7 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
                     terms.loss.backward()
                     epoch_loss += float(terms.loss.detach())
                     clipped, clip_tokens = clipped + terms.clipped_tokens, clip_tokens + terms.tokens
-                    if epoch == 0:
+                    if epoch == 0 and ref[i] is not None:
                         kl_sum, kl_tokens = kl_sum + terms.kl_sum, kl_tokens + terms.tokens
                 grad_norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)) if batches else 0.0
                 kl_mean = kl_sum / kl_tokens if kl_tokens else None
