@@ -3,10 +3,12 @@
     .venv/bin/python benchmarks/gpu_step.py                          # CPU, small settings, embedded model
     .venv/bin/python benchmarks/gpu_step.py --device cuda --bf16 --group-size 16 --tasks-per-step 8 --steps 5
 
-It runs the same short training twice in one process, with the KL penalty on (`--kl-beta`, default 0.04) and off
-(0: the reference forward then runs on one micro-batch per step instead of every one), and prints per-step
+It runs the same short training twice in one process, with the KL penalty on (`--kl-beta`, default 0.04: every
+sample is trained and every micro-batch gets a reference forward) and off (0: only samples with a non-zero
+advantage are trained, and the reference forward runs on the step's first micro-batch only), and prints per-step
 rollout and update seconds, generated tokens/s and each phase's share, then the update-time ratio of the two.
-Numbers are medians over the steps after the first (warm-up). Triage reader, k=1, compact tool listing.
+Numbers are medians over the steps after the first (warm-up). Triage reader, k=1, compact tool listing, two
+demonstrations and the reader's prefill, as in the CPU proof; use `--max-new-tokens 128` or more so replies close.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--tasks-per-step", type=int, default=1)
-    parser.add_argument("--max-new-tokens", type=int, default=48)
+    parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--micro-batch-size", type=int, default=1)
     parser.add_argument("--kl-beta", type=float, default=0.04)
     args = parser.parse_args()

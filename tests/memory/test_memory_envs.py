@@ -4,8 +4,6 @@ as the model: it answers with text that is no tool call, which every environment
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,15 +19,6 @@ from drill.models.testing import StubOpenAIServer, text_reply
 SPECS = list(registry.specs().values())
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    old = os.environ.get("DRILL_CACHE")
-    os.environ["DRILL_CACHE"] = str(tmp_path_factory.mktemp("drill-cache"))
-    yield
-    if old is None:
-        os.environ.pop("DRILL_CACHE")
-    else:
-        os.environ["DRILL_CACHE"] = old
 
 
 def reply(request: dict) -> str:

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -24,16 +24,6 @@ SPECS = list(registry.specs().values())
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Environments that build data on first use (the synthetic inbox) build it in a private folder."""
-    old = os.environ.get("DRILL_CACHE")
-    os.environ["DRILL_CACHE"] = str(tmp_path_factory.mktemp("drill-cache"))
-    yield
-    if old is None:
-        os.environ.pop("DRILL_CACHE")
-    else:
-        os.environ["DRILL_CACHE"] = old
 
 
 def test_the_bundled_environments_are_registered() -> None:
