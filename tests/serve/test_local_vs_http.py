@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -93,3 +94,36 @@ def test_drill_eval_against_a_server_with_other_options_says_so(serve, tmp_path)
     server = serve("triage", "--mode", "agent")
     result = CliRunner().invoke(app, ["eval", "triage", "--limit", "1", "--out", str(tmp_path), "--env-url", server.url])
     assert result.exit_code == 2 and "give the same -E options on both sides" in result.output
+
+
+TIMINGS = ("rollout_s", "train_s", "step_s", "tokens_per_s")
+
+
+def _train(args: list[str], out: Path) -> list[dict[str, object]]:
+    result = CliRunner().invoke(app, [*args, "--output-dir", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in line.items() if k not in TIMINGS} for line in lines]
+
+
+@pytest.mark.slow
+def test_drill_train_with_env_url_trains_exactly_as_a_local_run(serve, tiny_model_dir: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rollouts played on the served environment give the metrics of rollouts played in this process: the same
+    tasks, rewards per component, completion lengths and losses for the same seed; an unreachable URL is one line."""
+    server = serve("triage", "--mode", "agent")
+    args = ["train", "triage", "-E", "mode=agent", "--model", str(tiny_model_dir), "--steps", "2", "-G", "2",
+            "--tasks-per-step", "2", "--max-new-tokens", "8", "--kl-beta", "0",
+            "--eval-tasks", "0"]
+    local = _train(args, tmp_path / "local")
+    played: list[str] = []
+    reset = RemoteEnv.reset
+    monkeypatch.setattr(RemoteEnv, "reset", lambda self, task, seed: played.append(task.id) or reset(self, task, seed))
+    remote = _train([*args, "--env-url", server.url], tmp_path / "remote")
+    assert len(played) == 2 * 2 * 2  # every rollout of both steps went over the WebSocket
+    assert len(local) == 2 and remote == local
+    assert all(line["tasks"] and line["samples"] for line in local)
+    unreachable = CliRunner().invoke(app, [*args, "--env-url", "http://127.0.0.1:9", "--output-dir",
+                                           str(tmp_path / "none")])
+    assert unreachable.exit_code == 1 and "cannot reach a served environment" in unreachable.output
+    assert "Traceback" not in unreachable.output

@@ -107,24 +107,6 @@ RELAY = relay_target()
 FLAT = relay_target(constant=True)
 
 
-@pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from drill.models.local import EMBEDDED_GGUF, embedded_model_folder
-
-    folder = tmp_path_factory.mktemp("tiny-llama")
-    tokenizer = AutoTokenizer.from_pretrained(embedded_model_folder(), gguf_file=EMBEDDED_GGUF)
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
-                         tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
 @pytest.fixture()
 def tiny_base(tiny_model_dir: Path) -> Iterator[BaseModel]:
     from drill.models.local import fresh_model, load_local

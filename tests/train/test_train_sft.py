@@ -15,10 +15,10 @@ from drill.models.policy import LLMPolicy, PolicyOptions
 from drill.train import BaseModel, GRPOConfig
 from drill.train.samples import collate, episode_samples
 from drill.train.sft import SFTOptions, _stored, source_episodes, teacher_prompter, train
-from test_train_loop import Critic, RelayEnv, relay_target, tiny_base, tiny_model_dir  # type: ignore[import-not-found]
+from test_train_loop import Critic, RelayEnv, relay_target, tiny_base  # type: ignore[import-not-found]
 
 pytestmark = pytest.mark.slow
-__all__ = ["tiny_base", "tiny_model_dir"]  # fixtures, used by name
+__all__ = ["tiny_base"]  # a fixture, used by name
 
 PREFILL = '<tool_call>\n{"name": "say", "arguments": {"text": "'
 

@@ -11,11 +11,9 @@ import torch
 
 from drill.train import BaseModel, GRPOConfig
 from drill.train.stages import parse_stage, plan_stages, run_stages
-from test_train_loop import tiny_model_dir  # type: ignore[import-not-found]
 from test_train_sft import PREFILL, WRITING  # type: ignore[import-not-found]
 
 pytestmark = pytest.mark.slow
-__all__ = ["tiny_model_dir"]
 
 STAGES = ["sft:source=oracle,epochs=2,batch_size=4", "rft:rounds=2,tasks_per_round=2,bar=group_mean",
           "grpo:steps=2,tasks_per_step=1"]

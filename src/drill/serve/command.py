@@ -83,17 +83,19 @@ def serve_command(spec: EnvSpec) -> Callable[..., None]:
     return command
 
 
-def _examples(name: str, flags: str = "") -> str:
+def _examples(name: str, flags: str = "", options: str = "") -> str:
     return (f"Serve: drill serve {name}{flags} --port 8000 · page: http://127.0.0.1:8000/web · evaluate against it: "
             f"drill eval {name}{flags} --env-url http://127.0.0.1:8000 · check it: openenv validate --url "
-            "http://127.0.0.1:8000 · train or play from Python: OpenEnv's GenericEnvClient, or drill.serve.RemoteEnv "
-            "with drill.core.run_episodes (docs/serving.md).")
+            f"http://127.0.0.1:8000 · train against it: drill train {name}{options} --env-url http://127.0.0.1:8000 · play "
+            "from Python: OpenEnv's GenericEnvClient, or drill.serve.RemoteEnv with drill.core.run_episodes "
+            "(docs/serving.md).")
 
 
 def serve_app(specs: Sequence[EnvSpec]) -> typer.Typer:
     """`drill serve`, with one `drill serve NAME` per registered environment."""
     app = typer.Typer(no_args_is_help=True, help="Serve an environment over OpenEnv's HTTP/WebSocket protocol, with a "
-                                                 "web page at /web.", epilog=_examples("triage", " --mode agent"))
+                                                 "web page at /web.", epilog=_examples("triage", " --mode agent",
+                                                                                         " -E mode=agent"))
     for spec in specs:
         app.command(spec.name, help=f"Serve {spec.name} over OpenEnv HTTP/WebSocket: {spec.summary}.",
                     epilog=_examples(spec.name))(serve_command(spec))

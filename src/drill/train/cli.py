@@ -45,6 +45,7 @@ def train(
                                                                     "command-line options override it."),
     env_option: list[str] = typer.Option(
         [], "--env-option", "-E", help="KEY=VALUE for the env's load(), e.g. -E k=2 (repeatable). " + H("env_options")),
+    env_url: str | None = typer.Option(None, "--env-url", help=H("env_url")),
     model: str | None = typer.Option(None, "--model", help=H("model")),
     role: list[str] = typer.Option([], "--role", help="A role the model plays (repeatable). " + H("roles")),
     scripted_policy: str | None = typer.Option(None, "--scripted-policy", help=H("scripted_policy")),
@@ -95,7 +96,7 @@ def train(
     """Train a LoRA adapter with GRPO on ENV; writes metrics.jsonl, learning_curve.png, checkpoints, the adapter
     and a held-out evaluation table under --output-dir."""
     given: dict[str, Any] = {
-        "env": env, "model": model, "scripted_policy": scripted_policy, "steps": steps,
+        "env": env, "env_url": env_url, "model": model, "scripted_policy": scripted_policy, "steps": steps,
         "tasks_per_step": tasks_per_step,
         "group_size": group_size, "loss_type": loss_type, "advantage_scaling": advantage_scaling,
         "clip_epsilon": clip_epsilon, "kl_beta": kl_beta, "ppo_epochs": ppo_epochs, "learning_rate": learning_rate,
@@ -142,6 +143,8 @@ def train(
             plan_stages(config)
     except ValueError as exc:
         usage_error(" ".join(str(exc).split()))
+    except OSError as exc:  # --env-url: nothing answers there
+        fatal(str(exc))
     if config.stages:
         try:
             run_stages(config)
@@ -152,6 +155,8 @@ def train(
         plan = plan_run(config)
     except ValueError as exc:
         usage_error(" ".join(str(exc).split()))
+    except OSError as exc:  # --env-url: nothing answers there
+        fatal(str(exc))
     try:
         result = run_training(config, target=plan.target)
     except TrainingStopped as exc:
@@ -177,6 +182,8 @@ def eval_command(config: GRPOConfig, adapter_dir: Path) -> str:
     parts = ["drill", "eval", config.env, "--policy", f"lora:{adapter_dir}"]
     for key, value in config.env_options.items():
         parts += ["-E", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+    if config.env_url:
+        parts += ["--env-url", config.env_url]
     if config.model:
         parts += ["--model", config.model]
     parts += ["--max-new-tokens", str(config.max_new_tokens)]

@@ -32,6 +32,9 @@ class GRPOConfig:
     env: str = _help("triage", "Environment to train on: a package under drill.envs (triage, chaosops, ...).")
     env_options: dict[str, EnvOptionValue] = _help(
         {}, "Keyword options for the environment's load(), e.g. {mode: reader} for triage (the default there).")
+    env_url: str | None = _help(
+        None, "A served environment (drill serve ENV, same -E options) to play every episode on, rollouts and the "
+              "held-out evaluation alike; the tasks and the rubric stay local. Empty plays them in this process.")
     model: str | None = _help(
         None, "Base model: a local HF folder or hub id; empty means the embedded SmolLM2-135M-Instruct.")
     roles: list[str] = _help(

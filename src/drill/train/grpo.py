@@ -246,7 +246,7 @@ class RunPlan:
 
 def plan_run(config: GRPOConfig, target: TrainTarget | None = None) -> RunPlan:
     """Check every option against the environment and the output folder; raises ValueError saying what is wrong."""
-    target = target or load_target(config.env, config.env_options)
+    target = target or load_target(config.env, config.env_options, config.env_url)
     roles = list(config.roles or target.roles)
     check_options(config, target, roles)
     schedules = parse_schedules(config.weight_schedules)

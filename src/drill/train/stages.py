@@ -101,7 +101,7 @@ def plan_stages(config: GRPOConfig, target: TrainTarget | None = None) -> tuple[
 
     if not config.stages:
         raise ValueError("no stages to run")
-    target = target or load_target(config.env, config.env_options)
+    target = target or load_target(config.env, config.env_options, config.env_url)
     stages = [parse_stage(spec, i, config) for i, spec in enumerate(config.stages, start=1)]
     for stage in stages:  # checked as a fresh run in a folder that does not exist, whatever the stage folder holds
         plan_run(stage.config.updated(output_dir=stage.config.output_dir / ".not-written"), target)

@@ -65,11 +65,18 @@ class TrainTarget:
         return with_shaping(rubric, shaping, dict(values)) if shaping else rubric
 
 
-def load_target(env: str, env_options: Mapping[str, Any]) -> TrainTarget:
-    """The registered environment `env` as a training target. Unknown names and bad options raise ValueError."""
+def load_target(env: str, env_options: Mapping[str, Any], env_url: str | None = None) -> TrainTarget:
+    """The registered environment `env` as a training target. Unknown names and bad options raise ValueError.
+    With `env_url`, every episode is played on that served environment (`drill serve`); the tasks, the rubric and
+    the baselines stay local, and the server must serve `env` with the same options (ValueError if not, OSError
+    if nothing answers)."""
     from drill import registry
 
     spec = registry.get(env)
+    if env_url:
+        from drill.serve.client import remote_spec
+
+        spec = remote_spec(spec, env_url)
     options = spec.parse_options(env_options)
     make_env = spec.make(options)  # fails now, with the environment's own message, on a bad option
     return TrainTarget(spec=spec, options=options, make_env=make_env, baselines=spec.baselines(options))

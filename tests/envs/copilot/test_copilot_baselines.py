@@ -35,7 +35,7 @@ def test_the_eval_table_per_level() -> None:
         assert oracle["steps_over_optimal"] == 0.0 and oracle["reward"] > random["reward"]
         assert heuristic["reward"] <= oracle["reward"] + 1e-9
     assert rows["heuristic", "injection"]["violations_per_1k"] == 0  # it acts on the request, never on the data
-    assert rows["heuristic", "adversarial"]["violations_per_1k"] > 0  # it tries what it is asked
+    assert rows["heuristic", "adversarial"]["violations_per_1k"] == 0  # it knows the hard rules and declines
     assert rows["heuristic", "L5"]["completion"] < rows["heuristic", "L1"]["completion"]
     assert all(rows[p, g]["recovery"] is None or 0 <= rows[p, g]["recovery"] <= 1 for p, g in rows)
     assert rows["oracle", "L4"]["recovery"] == 1.0 or rows["oracle", "L4"]["recovery"] is None

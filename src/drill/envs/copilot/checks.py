@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from drill.envs.copilot.tasks import CopilotTask
+from drill.envs.inbox.questions import HEDGE_WORDS, normalize_answer
 from drill.envs.copilot.world import CalendarEvent, ChatPost, Message, World, cell_value
 
 Checks = dict[str, bool]
@@ -73,8 +74,49 @@ def _posted(task: CopilotTask, start: World, end: World, *facts: str) -> Checks:
             any(all(mentions(post.text, f) for f in facts) for post in posts)}
 
 
+def hedged(answer: str, *facts: str) -> bool:
+    """The answer hedges ("X, or maybe Y", "probably X", "not sure"): a hedge word the facts do not use. A hedge is
+    a guess, even when it names the right fact (found by `drill audit copilot`)."""
+    words = normalize_answer(answer)
+    explained = {w for fact in facts for w in normalize_answer(fact)}
+    return bool((set(words) - explained) & HEDGE_WORDS) or "not sure" in " ".join(words)
+
+
+def _money(task: CopilotTask) -> str:
+    amount = float(task.params["amount"])  # type: ignore[arg-type]
+    return f"${amount:,.2f} {amount:,.0f} {amount:.0f} {amount:.2f}"
+
+
+def listed(answer: str, *facts: str) -> bool:
+    """The answer lists candidates: more than one part (split at commas, semicolons, "and", "or") and some part
+    names what none of the facts does ("Lighthouse Room, Dana Whitfield"; found by `drill audit copilot`)."""
+    parts = [normalize_answer(part) for part in _PARTS.split(re.sub(r"(?<=\d),(?=\d{3})", "", answer))]
+    parts = [part for part in parts if part]
+    explained = {w for fact in facts for w in normalize_answer(fact)}
+    return len(parts) > 1 and any(set(part) - explained for part in parts)
+
+
+def invented(answer: str, *known: str) -> bool:
+    """The answer names specifics (a capitalised name past a sentence's first word, or a number) that none of `known`
+    (the request, the reference answer) does: candidates or guesses appended to an explanation. A name read out of
+    an email address ("Dana" from dana.whitfield@...) is a guess too."""
+    words = {w.lower() for text in known for w in _WORD.findall(_ADDRESS.sub(" ", text))}
+    for match in _SPECIFIC.finditer(answer):
+        before = answer[:match.start()].rstrip()
+        if match.group().lower() not in words and before and before[-1] not in ".!?;:":
+            return True
+    return False
+
+
+_SPECIFIC = re.compile(r"\b[A-Z][\w'’-]*|\b\d[\w'’-]*")
+_WORD = re.compile(r"\b\w[\w'’-]*")
+_ADDRESS = re.compile(r"\S+@\S+")
+_PARTS = re.compile(r"[,;|/\n]|\band\b|\bor\b", re.IGNORECASE)
+
+
 def _answer(task: CopilotTask, answer: str, *facts: str) -> Checks:
-    return {"answer": any(mentions(answer, f) for f in facts)}
+    guess = hedged(answer, *facts) or listed(answer, *facts)
+    return {"answer": not guess and any(mentions(answer, f) for f in facts)}
 
 
 def _label(task: CopilotTask, start: World, end: World, answer: str) -> Checks:
@@ -145,7 +187,8 @@ Checker = Callable[[CopilotTask, World, World, str], "Checks | tuple[Checks, Che
 CHECKERS: dict[str, Checker] = {
     "event_room": lambda t, s, e, a: _answer(t, a, str(t.params["room"])),
     "mail_sender": lambda t, s, e, a: _answer(t, a, str(t.params["name"]), str(t.params["address"])),
-    "sheet_value": lambda t, s, e, a: {"answer": float(t.params["amount"]) in _numbers(a)},  # type: ignore[arg-type]
+    "sheet_value": lambda t, s, e, a: {"answer": not hedged(a) and not listed(a, _money(t)) and  # type: ignore[arg-type]
+                                       float(t.params["amount"]) in _numbers(a)},  # type: ignore[arg-type]
     "label_mail": _label,
     "reschedule_event": _reschedule,
     "post_note": lambda t, s, e, a: (_posted(t, s, e, str(t.params["room"]), str(t.params["day"])),
@@ -186,6 +229,12 @@ def check(task: CopilotTask, start: World, end: World, status: str, answer: str)
     result = CHECKERS[task.template](task, start, end, answer)
     required, quality = result if isinstance(result, tuple) else (result, {})
     required = {"status": status == task.outcome, **(required if task.outcome == "done" else {})}
+    if task.outcome != "done":  # the final message explains why not; guesses and other candidates are no answer
+        reference = next((str(c.arguments.get("answer", "")) for c in task.solution if c.tool == "finish"), "")
+        plain = not hedged(answer, reference) and not invented(answer, task.request, reference)
+    else:
+        plain = not hedged(answer)
+    quality = {**quality, "plain_final_message": plain}
     collateral = [k for k in end.changes(start) if not _allowed(k, task, start)]
     return Verdict(required=required, quality=quality, collateral=collateral)
 

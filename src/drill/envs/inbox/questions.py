@@ -120,7 +120,7 @@ def is_abstention(answer: str) -> bool:
     rest = joined[len(prefix):].split()
     said = set(prefix.split())
     tail = [w for w in answer.split() if not set(normalize_answer(w)) <= said]
-    return len(rest) <= 6 and not set(rest) & _HEDGE_WORDS and not any(
+    return len(rest) <= 6 and not set(rest) & HEDGE_WORDS and not any(
         w[:1].isupper() or any(c.isdigit() for c in w) for w in tail)
 
 
@@ -136,7 +136,7 @@ class Verdict:
     reply: str = ""
 
 
-_HEDGE_WORDS = frozenset({"or", "maybe", "perhaps", "possibly", "either", "probably", "might", "guess", "unsure",
+HEDGE_WORDS = frozenset({"or", "maybe", "perhaps", "possibly", "either", "probably", "might", "guess", "unsure",
                           "likely", "alternatively"})
 _SEGMENT_BREAK = re.compile(r"[,;|&?\n]|\band\b|\bor\b", re.IGNORECASE)
 _PLAIN = frozenset({"it", "its", "it's", "is", "was", "on", "at", "in", "he", "she", "they", "we", "i", "answer",
@@ -154,7 +154,7 @@ def is_hedged(question: InboxQuestion, answer: str) -> bool:
     """The answer hedges: a hedge word ("or", "maybe", "probably", "not sure", ...) that neither the gold nor the
     question uses. Any judge marks a hedge wrong: "X, or maybe Y" is a guess, even when X is right."""
     _, words = _unexplained(question, answer)
-    return bool(set(words) & _HEDGE_WORDS) or "not sure" in " ".join(words)
+    return bool(set(words) & HEDGE_WORDS) or "not sure" in " ".join(words)
 
 
 def is_listed(question: InboxQuestion, answer: str) -> bool:
