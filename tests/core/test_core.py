@@ -102,6 +102,8 @@ def test_tool_without_docs_is_a_programmer_error() -> None:
         (Action(tool="press", arguments={"button": "red", "colour": 1}), "unknown argument 'colour'"),
         (Action(tool="press", arguments="red"), "must be a JSON object"),
         (Action(tool="press", arguments={"button": "x" * 5000}), "the limit is 4000"),
+        (Action(tool="press", arguments={"button": "\u00e9" * 700}), "the limit is 4000"),
+        (Action(tool="press", arguments={"button": "red", "times": 10**5000}), "not JSON-serializable"),
         (Action.unparseable("{oops", "truncated JSON"), "truncated JSON"),
     ],
 )

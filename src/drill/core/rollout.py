@@ -3,11 +3,18 @@
 At every round, the episodes that are still running are grouped by the policy of the role that acts
 next, and each policy gets one `act` call with all its inputs. For a language-model policy that is
 one batched `generate` call per turn for a whole GRPO group.
+
+While episodes run, the garbage collector's first generation is collected every 50,000 allocations instead of
+every 700 (`fewer_collections`): the episodes' records are many small objects that all stay alive, and tracing them
+again and again was 40% of a scripted ChaosOps evaluation. Cyclic garbage is still collected, only less often.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import gc
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from drill.core.env import Env
@@ -27,6 +34,31 @@ class _Running:
     done: bool = False
 
 
+_GC_LOCK = threading.Lock()
+_gc_users = 0
+_gc_saved: tuple[int, ...] = ()
+GC_THRESHOLD = 50_000
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Raise the garbage collector's first-generation threshold to `GC_THRESHOLD` while the block runs (nested and
+    concurrent blocks share one setting; the last to leave restores the previous thresholds)."""
+    global _gc_users, _gc_saved
+    with _GC_LOCK:
+        if _gc_users == 0:
+            _gc_saved = gc.get_threshold()
+            gc.set_threshold(max(GC_THRESHOLD, _gc_saved[0]), *_gc_saved[1:])
+        _gc_users += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _gc_users -= 1
+            if _gc_users == 0:
+                gc.set_threshold(*_gc_saved)
+
+
 def run_episodes(
     make_env: Callable[[], Env],
     jobs: Sequence[tuple[Task, int]],
@@ -40,6 +72,18 @@ def run_episodes(
     `policies` is one policy for every role, or a mapping from role to policy.
     `max_turns` is a safety net against an environment that never ends; hitting it raises.
     """
+    with fewer_collections():
+        return _run_episodes(make_env, jobs, policies, rubric, max_turns, on_episode_done)
+
+
+def _run_episodes(
+    make_env: Callable[[], Env],
+    jobs: Sequence[tuple[Task, int]],
+    policies: Policy | Mapping[str, Policy],
+    rubric: Rubric | None,
+    max_turns: int,
+    on_episode_done: Callable[[Episode], None] | None,
+) -> list[Episode]:
     running: list[_Running] = []
     for task, seed in jobs:
         env = make_env()

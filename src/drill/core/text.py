@@ -17,6 +17,7 @@ ECHO_CHARS = 80
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 """C0 and C1 control characters and DEL; tab, newline and carriage return are ordinary text."""
+_HOSTILE = re.compile("[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def clip(text: str, limit: int = ECHO_CHARS) -> str:
@@ -33,15 +34,39 @@ def printable(text: str, limit: int = ECHO_CHARS) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def _no_surrogates(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is None
+    if isinstance(value, dict):
+        return all(_no_surrogates(k) and _no_surrogates(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_no_surrogates(v) for v in value)
+    return True
+
+
 def json_safe(value: Any) -> Any:
     """`value` with lone surrogates in any string (keys included) escaped as `\\udXXX`, for UTF-8 JSON output."""
     if isinstance(value, str):
         return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value) if _SURROGATE.search(value) else value
+    if _no_surrogates(value):  # the common case: nothing to escape, nothing to copy
+        return value
     if isinstance(value, dict):
         return {json_safe(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     return value
+
+
+def _acceptable(value: Any) -> bool:
+    if isinstance(value, str):
+        return _HOSTILE.search(value) is None
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all((not isinstance(k, str) or _HOSTILE.search(k) is None) and _acceptable(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_acceptable(v) for v in value)
+    return True
 
 
 def hostile_text(value: Any, where: str = "arguments") -> str | None:
@@ -50,6 +75,8 @@ def hostile_text(value: Any, where: str = "arguments") -> str | None:
     Rejected: lone surrogates, control characters other than tab/newline/carriage return, and
     non-finite numbers (NaN, infinity), which no tool argument means.
     """
+    if _acceptable(value):  # the common case, checked without building any message
+        return None
     if isinstance(value, str):
         if found := _SURROGATE.search(value):
             return f"{where} holds a lone surrogate (\\u{ord(found.group()):04x}), which is not text"

@@ -111,7 +111,7 @@ class Tool:
                 f"{self.name}: arguments must be a JSON object, got {type(arguments).__name__}"
             )
         try:
-            size = len(json.dumps(arguments, default=str))
+            size = _short(arguments) or len(json.dumps(arguments, default=str))
         except (TypeError, ValueError) as exc:
             raise ToolArgumentError(f"{self.name}: arguments are not JSON-serializable ({exc})") from exc
         if size > MAX_ARGUMENT_CHARS:
@@ -122,7 +122,24 @@ class Tool:
             parsed = self.model.model_validate(arguments, strict=True)  # no True for 1, no "1" for 1
         except ValidationError as exc:
             raise ToolArgumentError(f"{self.name}: {_describe(exc)}") from None
-        return {name: getattr(parsed, name) for name in type(parsed).model_fields}
+        return dict(parsed.__dict__)  # the declared fields (extra="forbid"), in declaration order
+
+
+def _short(arguments: dict[Any, Any]) -> int:
+    """A bound on the JSON length of flat `arguments` (scalar values, short text) that is surely under the cap, or 0
+    when the exact length must be measured. JSON writes a character in at most 6 (`\\uXXXX`)."""
+    bound = 2
+    for key, value in arguments.items():
+        if not isinstance(key, str):
+            return 0
+        if isinstance(value, str):
+            bound += 6 * len(value)
+        elif isinstance(value, int) and abs(value) >= 10**18:  # a huge integer is measured (and may not serialize)
+            return 0
+        elif not (value is None or isinstance(value, int | float)):
+            return 0
+        bound += 6 * len(key) + 30  # a float or a small integer is at most 24 characters
+    return bound if bound < MAX_ARGUMENT_CHARS else 0
 
 
 def _describe(exc: ValidationError) -> str:

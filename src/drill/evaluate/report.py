@@ -12,6 +12,7 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from drill.core.rollout import fewer_collections
 from drill.core.types import Episode
 
 
@@ -40,12 +41,14 @@ def write_results(path: Path, meta: Mapping[str, Any], summary: Sequence[Mapping
                   episodes: Iterable[Episode]) -> None:
     """results.json: run metadata, the summary rows of the table, and every episode with its score (compact JSON:
     no indentation; observations without their repeated tool lists)."""
-    payload = {
-        "meta": dict(meta),
-        "summary": [dict(row) for row in summary],
-        "episodes": [e.model_dump(mode="json", exclude=_REPORT_EXCLUDE) for e in episodes],
-    }
-    atomic_write_text(path, json.dumps(payload, separators=(",", ":")))
+    with fewer_collections():  # many small records, all alive until written: no point tracing them again and again
+        payload = {
+            "meta": dict(meta),
+            "summary": [dict(row) for row in summary],
+            "episodes": [e.model_dump(mode="json", exclude=_REPORT_EXCLUDE) for e in episodes],
+        }
+        text = json.dumps(payload, separators=(",", ":"))
+    atomic_write_text(path, text)
 
 
 def progress_bar(disable: bool = False) -> Progress:
@@ -76,16 +79,15 @@ def summary_table(title: str, rows: Sequence[Mapping[str, Any]], columns: Sequen
 
 def grouped_bar_chart(path: Path, rows: Sequence[Mapping[str, Any]], group: str, series: str, value: str,
                       title: str, ylabel: str) -> None:
-    """One group of bars per `group` value (e.g. tier), one bar per `series` value (e.g. policy)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """One group of bars per `group` value (e.g. tier), one bar per `series` value (e.g. policy). Drawn on a bare
+    `Figure` (Agg canvas), without pyplot, whose import costs more than the drawing."""
+    from matplotlib.figure import Figure
 
     groups = list(dict.fromkeys(r[group] for r in rows))
     names = list(dict.fromkeys(r[series] for r in rows))
     width = 0.8 / max(len(names), 1)
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(groups) * max(1, len(names) / 2)), 4.2))
+    fig = Figure(figsize=(max(6, 1.6 * len(groups) * max(1, len(names) / 2)), 4.2))
+    ax = fig.add_subplot()
     for k, name in enumerate(names):
         heights = [next((r[value] for r in rows if r[group] == g and r[series] == name), 0.0) for g in groups]
         xs = [i + (k - (len(names) - 1) / 2) * width for i in range(len(groups))]
@@ -100,5 +102,4 @@ def grouped_bar_chart(path: Path, rows: Sequence[Mapping[str, Any]], group: str,
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.png")
     fig.savefig(tmp, dpi=120)
-    plt.close(fig)
     os.replace(tmp, path)

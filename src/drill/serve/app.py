@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -28,21 +27,10 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig
 
+from drill.serve.config import ServeConfig
 from drill.serve.session import DrillAction, DrillObservation, DrillState, ServedEnv, ServeError, session_class
 
 __all__ = ["ServeConfig", "build_app"]
-
-
-@dataclass(frozen=True)
-class ServeConfig:
-    """Limits of one server; `drill serve` derives its flags from these fields."""
-
-    max_sessions: int = field(default=256, metadata={
-        "help": "Concurrent sessions (one environment each); one more is refused with CAPACITY_REACHED."})
-    idle_timeout: float = field(default=600.0, metadata={
-        "help": "Seconds without a message after which a session is closed (checked every max(t/4, 5) s)."})
-    max_body: int = field(default=1_000_000, metadata={
-        "help": "Largest request body or WebSocket message, in bytes (413, or close code 1009, past it)."})
 
 
 class BodyLimit:

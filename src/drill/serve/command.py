@@ -24,7 +24,7 @@ __all__ = ["serve_app", "serve_command"]
 
 
 def _config_parameters() -> list[inspect.Parameter]:
-    from drill.serve.app import ServeConfig
+    from drill.serve.config import ServeConfig
 
     return [_parameter(f.name, f.type if not isinstance(f.type, str) else {"int": int, "float": float}[f.type],
                        typer.Option(f.default, "--" + f.name.replace("_", "-"), help=f.metadata["help"]))
@@ -37,7 +37,8 @@ def serve_command(spec: EnvSpec) -> Callable[..., None]:
     def command(**values: Any) -> None:
         import uvicorn
 
-        from drill.serve.app import ServeConfig, build_app
+        from drill.serve.app import build_app
+        from drill.serve.config import ServeConfig
         from drill.serve.session import ServedEnv
 
         options, rubric_values = _options(spec, values)

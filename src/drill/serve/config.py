@@ -1,0 +1,18 @@
+"""`ServeConfig`: the limits of one server. Its own module, light to import: `drill` builds the `drill serve` flags
+from these fields at start, and importing the app (OpenEnv, and with it gradio and pandas) costs seconds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Limits of one server; `drill serve` derives its flags from these fields."""
+
+    max_sessions: int = field(default=256, metadata={
+        "help": "Concurrent sessions (one environment each); one more is refused with CAPACITY_REACHED."})
+    idle_timeout: float = field(default=600.0, metadata={
+        "help": "Seconds without a message after which a session is closed (checked every max(t/4, 5) s)."})
+    max_body: int = field(default=1_000_000, metadata={
+        "help": "Largest request body or WebSocket message, in bytes (413, or close code 1009, past it)."})
