@@ -35,12 +35,14 @@ app.command("train")(train_cli.train)
 
 
 def main() -> None:
-    """Entry point. A model backend failing mid-run (server down, request rejected), or a reward component
-    failing (an answer judge that cannot be reached), ends the command with one line and exit 1."""
+    """Entry point. A model backend failing mid-run (server down, request rejected), a reward component
+    failing (an answer judge that cannot be reached), or a Ray cluster that cannot be reached ends the command
+    with one line and exit 1."""
     import sys
 
     from drill.console import err_console
     from drill.core.rubric import RubricError
+    from drill.evaluate.distributed import RayUnavailable
     from drill.models.base import ModelCallError
 
     try:
@@ -48,7 +50,7 @@ def main() -> None:
     except ModelCallError as exc:
         err_console.print(f"[bold red]error:[/] model call failed: {exc}", highlight=False, soft_wrap=True)
         sys.exit(1)
-    except RubricError as exc:
+    except (RubricError, RayUnavailable) as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(1)
 

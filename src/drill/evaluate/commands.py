@@ -9,6 +9,7 @@ the same as its `-E` form; when both are given, the flag wins.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -122,6 +123,25 @@ def _choose(values: Sequence[str], known: Sequence[str], flag: str) -> list[str]
     return list(dict.fromkeys(values))
 
 
+def _ray_player(values: Mapping[str, Any], methods: bool, roles: Sequence[str],
+                baselines: Mapping[str, Callable[[], Policy]], make_env: Callable[[], Any]) -> Callable[..., Any]:
+    """`--ray-workers N` / `--ray-address ADDR`: the matrix played by Ray actors (drill.evaluate.distributed)."""
+    from drill.evaluate.distributed import RayUnavailable, ray_player, require_ray
+
+    if values["ray_workers"] < 1:
+        usage_error("--ray-address needs --ray-workers N (how many rollout workers to start on the cluster)"
+                    if values["ray_workers"] == 0 else f"--ray-workers must be 0 or more, got {values['ray_workers']}")
+    if methods:
+        usage_error("--ray-workers plays plain policies; memory, Reflexion, LATS and --store run in-process")
+    try:
+        require_ray()
+    except RayUnavailable as exc:
+        usage_error(str(exc))
+    llm = llm_options(values, make_env, baselines.get("oracle"))
+    build = functools.partial(resolve_policies, roles=tuple(roles), baselines=dict(baselines), llm=llm)
+    return ray_player(build, values["ray_workers"], values["ray_address"])
+
+
 def eval_command(spec: EnvSpec) -> Callable[..., None]:
     """The `drill eval NAME` command for `spec`."""
     choices = describe_choices(spec.baselines(spec.parse_options({})))
@@ -158,6 +178,9 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
                                     search=methods.search if methods else None)
                     for text in dict.fromkeys(values["policy"])}
         policies = {text: methods.wrap(by_role) for text, by_role in policies.items()} if methods else policies
+        player = methods.player(tasks) if methods else None
+        if values["ray_workers"] or values["ray_address"]:
+            player = _ray_player(values, methods is not None, env.roles, baselines, make_env)
         shown = {k: v for k, v in options.items() if v != spec.option(k).default}
         params = {k: v for k, v in rubric_values.items() if k not in spec.param_defaults or v != spec.param_defaults[k]}
         settings = " · ".join(f"{k}={v}" for k, v in {**shown, **params, **chosen}.items())
@@ -169,7 +192,7 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
                 **({"methods": methods.rows} if methods else {})}
         evaluate(spec_, options, policies, tasks, seeds, rubric, values["out"] or Path("reports") / report_dir, title,
                  meta=meta, keep_text=values["keep_text"] or values["store"] is not None,  # the store keeps task text
-                 **({"player": methods.player(tasks)} if methods else {}))
+                 **({"player": player} if player else {}))
         if methods:
             methods.print_table(title)
 
@@ -189,6 +212,11 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
         _parameter("env_url", Optional[str], typer.Option(None, "--env-url", help="Play the episodes on a served "
                                                           f"environment (`drill serve {spec.name}`), e.g. "
                                                           "http://127.0.0.1:8000; same options on both sides.")),
+        _parameter("ray_workers", int, typer.Option(0, "--ray-workers", help="Play the episodes on this many Ray "
+                                                    "rollout workers (pip install 'drill[ray]'); 0: in this process.")),
+        _parameter("ray_address", Optional[str], typer.Option(None, "--ray-address", help="A Ray cluster to run the "
+                                                              "workers on (e.g. ray://head:10001); default a local "
+                                                              "Ray started for this run.")),
         *LLM_PARAMETERS,
         *METHOD_PARAMETERS,
     ])
