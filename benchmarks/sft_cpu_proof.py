@@ -84,6 +84,10 @@ def main() -> None:
     started = time.perf_counter()
     result = train(config, options)
     minutes = (time.perf_counter() - started) / 60
+    if args.eval_tasks == 0:  # no closing evaluation: evaluate the adapter with benchmarks/sft_subset_eval.py
+        print(f"SFT took {minutes:.1f} min; no held-out evaluation (--eval-tasks 0). Next:\n"
+              f"  .venv/bin/python benchmarks/sft_subset_eval.py {args.output_dir}/adapter --tasks 116")
+        return
     report(result.evaluation, args.output_dir / "heldout.json", minutes)
 
 

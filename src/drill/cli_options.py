@@ -34,6 +34,8 @@ LLM_PARAMETERS: tuple[inspect.Parameter, ...] = (
                                                                            "openai:MODEL.")),
     _flag("api_key_env", str, typer.Option("OPENAI_API_KEY", "--api-key-env",
                                            help="Environment variable holding the API key.")),
+    _flag("device", str, typer.Option("auto", "--device", help="Where local models (llm, lora:) run: auto "
+                                      "(CUDA when present, else CPU), cpu, cuda or cuda:N; bfloat16 on CUDA.")),
     *(_flag(f.name, type(f.default), typer.Option(f.default, f.flag, help=f.help)) for f in PROMPT_FLAGS),
 )
 """The model flags as command parameters, for commands built from a signature."""
@@ -45,6 +47,8 @@ def llm_options(values: Mapping[str, Any], make_env: Callable[[], Env], oracle: 
     Bad values end the command with a usage error."""
     from drill.models.policy import demonstrations
 
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", values["device"]):
+        usage_error(f"--device {values['device']!r}: use auto, cpu, cuda or cuda:N")
     demos = values["demos"]
     if demos < 0:
         usage_error(f"--demos must be 0 or more, got {demos}")
@@ -60,4 +64,4 @@ def llm_options(values: Mapping[str, Any], make_env: Callable[[], Env], oracle: 
     except ValueError as exc:
         usage_error(f"{exc}")
     return LLMOptions(model=values["model"], base_url=values["base_url"], api_key_env=values["api_key_env"],
-                      prompt=prompt)
+                      prompt=prompt, device=values["device"])

@@ -69,3 +69,42 @@ def test_batched_generation_matches_each_row_alone_and_a_forward_pass(embedded_m
     model.model.eval()
     assert stopped.finish_reason == "stop" and "." in stopped.text
     assert "." not in model.tokenizer.decode(stopped.token_ids[:-1])
+
+
+@pytest.mark.slow
+def test_the_embedded_models_cached_copy_is_the_gguf_model_bit_for_bit(embedded_model: TransformersChatModel) -> None:
+    """A start reads the dequantized copy under the cache (seconds), not the GGUF file (about 20 s): same tensors,
+    same tokenizer and chat template, same config."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from drill.cache import cache_dir
+    from drill.models.local import EMBEDDED_GGUF, embedded_copy
+
+    folder = embedded_copy()
+    assert folder is not None and folder.parent == cache_dir() / "models" and (folder / "complete").is_file()
+    assert embedded_copy() == folder  # built once, then reused
+    gguf_model = AutoModelForCausalLM.from_pretrained(embedded_model_folder(), gguf_file=EMBEDDED_GGUF)
+    gguf_tokenizer = AutoTokenizer.from_pretrained(embedded_model_folder(), gguf_file=EMBEDDED_GGUF)
+    expected, loaded = gguf_model.state_dict(), embedded_model.model.state_dict()
+    assert expected.keys() == loaded.keys()
+    assert all(torch.equal(expected[k], loaded[k]) and loaded[k].dtype == expected[k].dtype for k in expected)
+    copy_tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert copy_tokenizer.chat_template == gguf_tokenizer.chat_template
+    for conversation in CONVERSATIONS:
+        assert (copy_tokenizer.apply_chat_template(conversation, add_generation_prompt=True)
+                == gguf_tokenizer.apply_chat_template(conversation, add_generation_prompt=True))
+    drop = {"_name_or_path"}
+    assert ({k: v for k, v in gguf_model.config.to_dict().items() if k not in drop}
+            == {k: v for k, v in embedded_model.model.config.to_dict().items() if k not in drop})
+
+
+def test_an_unwritable_cache_falls_back_to_the_gguf_file_with_a_warning(tmp_path, monkeypatch) -> None:
+    from drill.models.local import embedded_copy
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("DRILL_CACHE", str(blocker))
+    with pytest.warns(UserWarning, match="cannot keep a dequantized copy of the embedded model"):
+        assert embedded_copy() is None
+    assert blocker.read_text() == "not a folder"

@@ -26,6 +26,9 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import os
+import shutil
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -170,6 +173,8 @@ def _end_of_turn_ids(tokenizer: Any, model: Any) -> frozenset[int]:
 # -- loading ---------------------------------------------------------------------------------------
 
 _LOADED: dict[str, TransformersChatModel] = {}
+_PLACED: dict[tuple[int, str], tuple[TransformersChatModel, TransformersChatModel]] = {}
+"""Copies of loaded models on another device (`place`), by (id of the original, device)."""
 
 
 def canonical_model_id(name_or_path: str) -> str:
@@ -185,6 +190,43 @@ def canonical_model_id(name_or_path: str) -> str:
             return EMBEDDED_MODEL_ID
         return str(resolved)
     return name_or_path
+
+
+def resolve_device(name: str) -> Any:
+    """`auto` (CUDA when present, else CPU), `cpu`, `cuda` or `cuda:N` as a torch.device; ModelLoadError for
+    anything else, and for CUDA on a machine without it."""
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise ModelLoadError(f"--device {name!r}: use auto, cpu, cuda or cuda:N")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ModelLoadError(f"--device {name}: CUDA is not available on this machine (use --device cpu or auto)")
+    return device
+
+
+def place(chat: TransformersChatModel, device: str) -> TransformersChatModel:
+    """`chat` on `device`: itself when it is there already (a CPU model on the CPU), otherwise a copy moved there
+    (in bfloat16 on CUDA, as the trainer runs it), cached per process. The cached original is never moved or cast,
+    so code that copies it for training still gets the weights as loaded."""
+    import torch
+
+    target = resolve_device(device)
+    if chat.model.device == target or (target.type == "cuda" and chat.model.device.type == "cuda"
+                                       and target.index is None):
+        return chat
+    key = (id(chat), str(target))
+    if key not in _PLACED:
+        moved = copy.deepcopy(chat.model).to(target)
+        if target.type == "cuda":
+            moved = moved.to(torch.bfloat16)
+        _PLACED[key] = (chat, TransformersChatModel(moved, chat.tokenizer, chat.model_id))  # keeps `chat` alive
+    return _PLACED[key][1]
 
 
 def load_embedded() -> TransformersChatModel:
@@ -212,6 +254,48 @@ def fresh_model(name_or_path: str) -> tuple[Any, Any, str]:
     return model, tokenizer, model_id
 
 
+def embedded_copy() -> Path | None:
+    """The embedded model dequantized once and saved as an HF folder under the cache (`drill.cache`), so a start
+    reads ready float32 tensors instead of dequantizing the GGUF file: the same weights, bit for bit, and the same
+    tokenizer. Keyed by the GGUF file's size and modification time and the transformers version. None when the
+    copy cannot be written (a read-only cache), and the GGUF file is read as before."""
+    import transformers
+    from safetensors.torch import save_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from drill.cache import cache_dir
+
+    gguf = embedded_model_folder() / EMBEDDED_GGUF
+    try:
+        stat = gguf.stat()
+    except OSError as exc:
+        raise ModelLoadError(f"the embedded model file {gguf} cannot be read: {exc}") from exc
+    folder = cache_dir() / "models" / f"SmolLM2-135M-Instruct-{stat.st_size}-{stat.st_mtime_ns}-tf{transformers.__version__}"
+    if (folder / "complete").is_file():
+        return folder
+    tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)  # first, so an unwritable cache costs no load
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=EMBEDDED_GGUF)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=EMBEDDED_GGUF)
+        # transformers refuses save_pretrained on a model read from GGUF; its tensors are plain float32 after
+        # dequantizing, so the config and the tensors (tied ones once) are written as an HF folder directly.
+        model.config.save_pretrained(tmp)
+        model.generation_config.save_pretrained(tmp)
+        save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        tokenizer.save_pretrained(tmp)
+        (tmp / "complete").write_text("dequantized from " + str(gguf) + "\n", encoding="utf-8")
+        os.replace(tmp, folder)
+    except OSError as exc:  # a read-only or full cache: say so once, and read the GGUF file every start
+        shutil.rmtree(tmp, ignore_errors=True)
+        if (folder / "complete").is_file():  # another process finished first
+            return folder
+        warnings.warn(f"cannot keep a dequantized copy of the embedded model in {folder.parent} ({exc}); "
+                      "every start dequantizes the GGUF file (about 20 s)", stacklevel=2)
+        return None
+    return folder
+
+
 def load_pretrained(model_id: str) -> tuple[Any, Any]:
     """Load a model and tokenizer from disk or the hub, uncached. Raises ModelLoadError with the reason."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -219,7 +303,9 @@ def load_pretrained(model_id: str) -> tuple[Any, Any]:
     kwargs: dict[str, Any] = {}
     source: str | Path = model_id
     if model_id == EMBEDDED_MODEL_ID:
-        source, kwargs = embedded_model_folder(), {"gguf_file": EMBEDDED_GGUF}
+        source = embedded_copy()
+        if source is None:
+            source, kwargs = embedded_model_folder(), {"gguf_file": EMBEDDED_GGUF}
     elif model_id.endswith(".gguf") and Path(model_id).is_file():
         source, kwargs = Path(model_id).parent, {"gguf_file": Path(model_id).name}
     try:

@@ -303,4 +303,8 @@ def build_llm_policy(spec: str, options: LLMOptions) -> LLMPolicy:
     if backend is None:
         raise ModelLoadError(f"not a model policy: {spec!r}; use {', '.join(b.usage for b in BACKENDS)}")
     model, info = backend.load(spec, options)
+    from drill.models.local import TransformersChatModel, place
+
+    if isinstance(model, TransformersChatModel):  # local weights; a server or vLLM places its own
+        model = place(model, options.device)
     return LLMPolicy(model, info, options.prompt)

@@ -69,6 +69,9 @@ class LLMOptions:
     api_key_env: str = "OPENAI_API_KEY"
     """Environment variable holding the API key for `openai:`."""
     prompt: PolicyOptions = field(default_factory=PolicyOptions)
+    device: str = "auto"
+    """Where local models (`llm`, `lora:`) run: `auto` (CUDA when present, else CPU), `cpu`, `cuda`, `cuda:N`.
+    On CUDA in bfloat16, as the trainer runs them."""
 
 
 @dataclass(frozen=True)

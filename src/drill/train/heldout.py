@@ -62,7 +62,7 @@ def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[st
     jobs = [(task, index) for index, task in enumerate(tasks)]
     prompt = PolicyOptions(sampling=SamplingParams(max_new_tokens=config.max_new_tokens, temperature=0.0,
                                                    seed=config.seed), **prompting)
-    options = LLMOptions(model=config.model, prompt=prompt)
+    options = LLMOptions(model=config.model, prompt=prompt, device=config.device)  # on the trainer's device
     adapters = adapter_dir if isinstance(adapter_dir, dict) else {"trained": adapter_dir}
     candidates: dict[str, Policy] = {name: build_llm_policy(f"lora:{path}", options) for name, path in adapters.items()}
     candidates["untrained"] = build_llm_policy("llm", replace(options, model=model_id))

@@ -297,7 +297,7 @@ def source_episodes(config: GRPOConfig, options: SFTOptions, target: TrainTarget
 
         sampling = SamplingParams(max_new_tokens=config.max_new_tokens, temperature=config.temperature,
                                   seed=config.seed)
-        source = build_llm_policy(options.source, LLMOptions(model=config.model,
+        source = build_llm_policy(options.source, LLMOptions(model=config.model, device=config.device,
                                                              prompt=replace(prompter.options, sampling=sampling)))
     else:
         raise ValueError(f"sft: unknown source {options.source!r}; choose from {', '.join(target.baselines)}, "

@@ -34,6 +34,7 @@ from email.header import Header
 from email.utils import format_datetime, formataddr
 from pathlib import Path
 
+from drill.cache import cache_dir
 from drill.envs.inbox.questions import InboxQuestion, write_questions
 from drill.envs.inbox.store import MailRecord, MailStore, Recipient
 
@@ -861,15 +862,6 @@ def generate(seed: int = 0, messages: int = DEFAULT_MESSAGES) -> SyntheticInbox:
 
 
 # -- building and caching ------------------------------------------------------------------------------
-
-
-def cache_dir(explicit: str | Path | None = None) -> Path:
-    """Where generated inboxes live: `explicit`, else `$DRILL_CACHE`, else `~/.cache/drill`."""
-    if explicit:
-        return Path(explicit)
-    if os.environ.get("DRILL_CACHE"):
-        return Path(os.environ["DRILL_CACHE"])
-    return Path.home() / ".cache" / "drill"
 
 
 def build(out_dir: Path, seed: int = 0, messages: int = DEFAULT_MESSAGES) -> tuple[Path, Path]:
