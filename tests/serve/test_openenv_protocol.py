@@ -19,7 +19,7 @@ from drill.core.spec import EnvSpec
 from drill.core.types import Episode, Event, Observation, Turn
 
 SPECS = list(registry.specs().values())
-BUNDLED = [s for s in SPECS if s.name in ("chaosops", "triage", "inbox")]
+BUNDLED = [s for s in SPECS if s.load.__module__.startswith("drill.envs.")]  # every environment Drill ships
 
 
 def play_with_openenv_client(url: str, spec: EnvSpec, task_id: str, seed: int) -> tuple[Episode, dict]:
