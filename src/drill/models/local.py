@@ -63,7 +63,7 @@ class TransformersChatModel:
         self.model_id = model_id
         self.template = ChatTemplate(tokenizer, model_id)
         self.native_tools: bool = self.template.native_tools
-        self.stop_token_ids: frozenset[int] = _end_of_turn_ids(tokenizer, model)
+        self.stop_token_ids: frozenset[int] = end_of_turn_ids(tokenizer, model)
         pad = tokenizer.pad_token_id
         self.pad_token_id: int = pad if pad is not None else min(self.stop_token_ids)
 
@@ -72,11 +72,16 @@ class TransformersChatModel:
 
     def generate(self, conversations: Sequence[Sequence[Message]], tools: Sequence[ToolSpec] | None,
                  params: SamplingParams) -> list[Generation]:
+        return self.generate_ids([self.prompt_token_ids(c, tools) for c in conversations], params)
+
+    def generate_ids(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> list[Generation]:
+        """`generate` on prompts already rendered to token ids (a token-id server such as
+        `drill.models.testing.TokenServerStub` serves through this)."""
         import torch
 
-        if not conversations:
+        if not prompts:
             return []
-        prompts = [self.prompt_token_ids(c, tools) for c in conversations]
+        prompts = [list(p) for p in prompts]
         width = max(len(p) for p in prompts)
         context = getattr(self.model.config, "max_position_embeddings", None)
         if context is not None and width + params.max_new_tokens > context:
@@ -157,9 +162,11 @@ class _StopStrings:
         return torch.tensor([any(s in tail for s in self.stop) for tail in tails], device=input_ids.device)
 
 
-def _end_of_turn_ids(tokenizer: Any, model: Any) -> frozenset[int]:
+def end_of_turn_ids(tokenizer: Any, model: Any = None) -> frozenset[int]:
+    """The token ids that end a turn: the model's generation-config eos (when a model is given), the tokenizer's
+    eos, and the chat end-of-turn tokens in its vocabulary."""
     ids: set[int] = set()
-    eos = getattr(model.generation_config, "eos_token_id", None)
+    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     ids.update(eos if isinstance(eos, list) else [eos] if eos is not None else [])
     if tokenizer.eos_token_id is not None:
         ids.add(tokenizer.eos_token_id)
@@ -270,7 +277,8 @@ def embedded_copy() -> Path | None:
         stat = gguf.stat()
     except OSError as exc:
         raise ModelLoadError(f"the embedded model file {gguf} cannot be read: {exc}") from exc
-    folder = cache_dir() / "models" / f"SmolLM2-135M-Instruct-{stat.st_size}-{stat.st_mtime_ns}-tf{transformers.__version__}"
+    key = f"{stat.st_size}-{stat.st_mtime_ns}-tf{transformers.__version__}"
+    folder = cache_dir() / "models" / f"SmolLM2-135M-Instruct-{key}"
     if (folder / "complete").is_file():
         return folder
     tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
@@ -296,18 +304,38 @@ def embedded_copy() -> Path | None:
     return folder
 
 
+def _source(model_id: str) -> tuple[str | Path, dict[str, Any]]:
+    """Where `from_pretrained` reads a canonical model id from, and its extra arguments (a GGUF file name)."""
+    if model_id == EMBEDDED_MODEL_ID:
+        copy_folder = embedded_copy()
+        if copy_folder is not None:
+            return copy_folder, {}
+        return embedded_model_folder(), {"gguf_file": EMBEDDED_GGUF}
+    if model_id.endswith(".gguf") and Path(model_id).is_file():
+        return Path(model_id).parent, {"gguf_file": Path(model_id).name}
+    return model_id, {}
+
+
+def load_tokenizer(name_or_path: str) -> tuple[Any, str]:
+    """A model's tokenizer, without its weights (those of a loaded model when there is one), and the model's
+    canonical id; for rendering prompts that a server completes."""
+    from transformers import AutoTokenizer
+
+    model_id = canonical_model_id(name_or_path)
+    if model_id in _LOADED:
+        return _LOADED[model_id].tokenizer, model_id
+    source, kwargs = _source(model_id)
+    try:
+        return AutoTokenizer.from_pretrained(source, **kwargs), model_id
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelLoadError(f"cannot load the tokenizer of {model_id!r}: {exc}") from exc
+
+
 def load_pretrained(model_id: str) -> tuple[Any, Any]:
     """Load a model and tokenizer from disk or the hub, uncached. Raises ModelLoadError with the reason."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    kwargs: dict[str, Any] = {}
-    source: str | Path = model_id
-    if model_id == EMBEDDED_MODEL_ID:
-        source = embedded_copy()
-        if source is None:
-            source, kwargs = embedded_model_folder(), {"gguf_file": EMBEDDED_GGUF}
-    elif model_id.endswith(".gguf") and Path(model_id).is_file():
-        source, kwargs = Path(model_id).parent, {"gguf_file": Path(model_id).name}
+    source, kwargs = _source(model_id)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(source, **kwargs)

@@ -249,6 +249,16 @@ def _openai(spec: str, options: LLMOptions) -> tuple[ChatModel, PolicyInfo]:
     return model, PolicyInfo(name=spec, kind="remote", model=name)
 
 
+def _server(spec: str, options: LLMOptions) -> tuple[ChatModel, PolicyInfo]:
+    from drill.models.local import EMBEDDED_MODEL_ID, load_tokenizer
+    from drill.models.token_server import TokenServerChatModel
+
+    name = spec.removeprefix("server:")
+    tokenizer, model_id = load_tokenizer(options.model or EMBEDDED_MODEL_ID)
+    model = TokenServerChatModel(name, options.base_url, tokenizer, model_id, options.api_key_env)
+    return model, PolicyInfo(name=spec, kind="remote", model=name)
+
+
 def _lora(spec: str, options: LLMOptions) -> tuple[ChatModel, PolicyInfo]:
     from drill.models.adapters import load_lora
 
@@ -282,6 +292,8 @@ class Backend:
 BACKENDS: tuple[Backend, ...] = (
     Backend("llm", "the embedded SmolLM2-135M-Instruct, or --model PATH_OR_HUB_ID", _embedded),
     Backend("openai:MODEL", "any OpenAI-compatible server at --base-url, key from --api-key-env", _openai),
+    Backend("server:MODEL", "a server at --base-url that returns token ids (vLLM >= 0.10.2); the prompt is "
+                            "rendered here with --model's tokenizer (default the embedded model's)", _server),
     Backend("lora:PATH", "a trained LoRA adapter on its base model; a load failure stops the command", _lora),
     Backend("vllm:MODEL", "vLLM in-process (CUDA and the vllm extra)", _vllm),
 )

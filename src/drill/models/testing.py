@@ -9,6 +9,9 @@ a model whose replies you script, without loading weights or reaching a server.
 
     with StubOpenAIServer(text_reply(lambda request: "CORRECT")) as server:
         judge = AnswerJudge("openai:judge", server.base_url)
+
+* `TokenServerStub(chat)` — a loopback `/v1/completions` server that returns token ids, completing with a local
+  model (`server:MODEL` and `drill train --generation-backend server` against it), with runtime LoRA loading.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 from drill.core.types import Generation, ToolSpec
 from drill.models.base import Message, SamplingParams
 
-__all__ = ["ScriptedChatModel", "StubOpenAIServer", "chat_completion", "text_reply"]
+__all__ = ["ScriptedChatModel", "StubOpenAIServer", "TokenServerStub", "chat_completion", "text_reply"]
 
 Reply = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
@@ -66,15 +69,16 @@ def text_reply(content: Callable[[dict[str, Any]], str]) -> Reply:
     return lambda request: (200, chat_completion({"content": content(request)}, model=request.get("model", "stub")))
 
 
-class StubOpenAIServer:
-    """An OpenAI-compatible chat-completions server on loopback, for tests. See the module docstring."""
+class _LoopbackServer:
+    """A JSON-over-HTTP server on 127.0.0.1 in a thread of the standard library's HTTP server; subclasses answer
+    `handle(path, body) -> (status, payload)`. Use it as a context manager."""
 
-    def __init__(self, reply: Reply) -> None:
-        self.reply = reply
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
+    def __init__(self) -> None:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    def handle(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+        raise NotImplementedError
 
     @property
     def base_url(self) -> str:
@@ -82,18 +86,13 @@ class StubOpenAIServer:
             raise RuntimeError("the stub server is not running; use it as a context manager")
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def __enter__(self) -> StubOpenAIServer:
+    def __enter__(self):  # type: ignore[no-untyped-def]
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                if self.path != "/v1/chat/completions":
-                    status, payload = 404, {"error": {"message": f"no route {self.path}"}}
-                else:
-                    stub.requests.append(body)
-                    stub.headers.append({k.lower(): v for k, v in self.headers.items()})
-                    status, payload = stub.reply(body)
+                status, payload = stub.handle(self.path, body, {k.lower(): v for k, v in self.headers.items()})
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -117,3 +116,68 @@ class StubOpenAIServer:
         if self._thread is not None:
             self._thread.join()
         self._server = self._thread = None
+
+
+def _no_route(path: str) -> tuple[int, dict[str, Any]]:
+    return 404, {"error": {"message": f"no route {path}"}}
+
+
+class StubOpenAIServer(_LoopbackServer):
+    """An OpenAI-compatible chat-completions server on loopback, for tests. See the module docstring."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__()
+        self.reply = reply
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+
+    def handle(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+        if path != "/v1/chat/completions":
+            return _no_route(path)
+        self.requests.append(body)
+        self.headers.append(headers)
+        return self.reply(body)
+
+
+class TokenServerStub(_LoopbackServer):
+    """A `/v1/completions` server that returns token ids, over a local model, for tests of
+    `drill.models.token_server`: the prompt comes as token ids and is completed with the local backend's own
+    `generate_ids`, one request at a time; `/v1/load_lora_adapter` loads an adapter (`lora:` loading, on the
+    same base) that later requests can name as their model, `/v1/unload_lora_adapter` drops it. With
+    `token_ids=False` it answers like a server that cannot return ids (text only)."""
+
+    def __init__(self, chat: Any, token_ids: bool = True) -> None:
+        super().__init__()
+        self.chat = chat
+        self.token_ids = token_ids
+        self.adapters: dict[str, Any] = {}
+        self.requests: list[dict[str, Any]] = []
+        self.generated: list[list[int]] = []
+        self.loaded: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+
+    def handle(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+        from drill.models.adapters import load_lora
+
+        with self._lock:
+            if path == "/v1/load_lora_adapter":
+                self.adapters[body["lora_name"]] = load_lora(body["lora_path"], base_model=self.chat.model_id)[0]
+                self.loaded.append((body["lora_name"], body["lora_path"]))
+                return 200, "Success"
+            if path == "/v1/unload_lora_adapter":
+                self.adapters.pop(body["lora_name"], None)
+                return 200, "Success"
+            if path != "/v1/completions":
+                return _no_route(path)
+            self.requests.append(body)
+            model = self.adapters.get(body["model"], self.chat)
+            params = SamplingParams(max_new_tokens=body["max_tokens"], temperature=body["temperature"],
+                                    top_p=body.get("top_p", 1.0), seed=body.get("seed"),
+                                    stop=tuple(body.get("stop", ())))
+            generation = model.generate_ids([body["prompt"]], params)[0]
+            self.generated.append(generation.token_ids)
+        choice: dict[str, Any] = {"index": 0, "text": generation.text, "finish_reason": generation.finish_reason,
+                                  "logprobs": {"token_logprobs": generation.logprobs}}
+        if self.token_ids:
+            choice |= {"token_ids": generation.token_ids, "prompt_token_ids": body["prompt"]}
+        return 200, {"id": "cmpl-stub", "object": "text_completion", "model": body["model"], "choices": [choice]}

@@ -91,6 +91,7 @@ def train(
     device: str | None = typer.Option(None, "--device", help=H("device")),
     bf16: bool | None = typer.Option(None, "--bf16/--no-bf16", help=H("bf16")),
     generation_backend: str | None = typer.Option(None, "--generation-backend", help=H("generation_backend")),
+    generation_url: str | None = typer.Option(None, "--generation-url", help=H("generation_url")),
     stage: list[str] = typer.Option([], "--stage", help="A training stage (repeatable, run in order). " + H("stages")),
 ) -> None:
     """Train a LoRA adapter with GRPO on ENV; writes metrics.jsonl, learning_curve.png, checkpoints, the adapter
@@ -106,7 +107,8 @@ def train(
         "prefill": None if prefill is None else unescape(prefill), "demos": demos, "demo_selection": demo_selection, "curriculum": curriculum,
         "curriculum_field": curriculum_field, "seed": seed, "output_dir": output_dir,
         "checkpoint_every": checkpoint_every, "keep_checkpoints": keep_checkpoints, "eval_tasks": eval_tasks,
-        "device": device, "bf16": bf16, "generation_backend": generation_backend, "audit_every": audit_every,
+        "device": device, "bf16": bf16, "generation_backend": generation_backend,
+        "generation_url": generation_url, "audit_every": audit_every,
         "audit_stop": audit_stop or None,
     }
     given = {k: v for k, v in given.items() if v is not None}

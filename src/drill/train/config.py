@@ -128,9 +128,14 @@ class GRPOConfig:
     # -- hardware ---------------------------------------------------------------------------------
     device: Literal["auto", "cpu", "cuda"] = _help("auto", "auto: CUDA when present, else CPU.")
     bf16: bool | None = _help(None, "Train and generate in bfloat16; default: on with CUDA, off on CPU.")
-    generation_backend: Literal["transformers", "vllm"] = _help(
-        "transformers", "Rollout generation: the training model itself, or vLLM (CUDA and the vllm extra; "
-                        "the adapter is saved and hot-loaded into vLLM each step).")
+    generation_backend: Literal["transformers", "vllm", "server"] = _help(
+        "transformers", "Rollout generation: the training model itself; vLLM in this process (CUDA and the vllm "
+                        "extra); or a server at --generation-url that returns token ids. With vllm and server the "
+                        "adapter is saved and loaded into the engine each step.")
+    generation_url: str | None = _help(
+        None, "With --generation-backend server: the OpenAI-compatible address (e.g. http://gpu-node:8000/v1) of a "
+              "server that returns token ids and loads LoRA adapters at run time (vLLM >= 0.10.2 with "
+              "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True and --enable-lora); it must read OUTPUT/rollout_adapter.")
 
     def __post_init__(self) -> None:
         problems = []
@@ -168,8 +173,11 @@ class GRPOConfig:
             problems.append("lora_target_modules must name at least one module")
         if self.device not in ("auto", "cpu", "cuda"):
             problems.append(f"device must be auto, cpu or cuda, got {self.device!r}")
-        if self.generation_backend not in ("transformers", "vllm"):
-            problems.append(f"generation_backend must be transformers or vllm, got {self.generation_backend!r}")
+        if self.generation_backend not in ("transformers", "vllm", "server"):
+            problems.append(f"generation_backend must be transformers, vllm or server, got {self.generation_backend!r}")
+        if (self.generation_backend == "server") != bool(self.generation_url):
+            problems.append("generation_backend server needs generation_url (the server's address), and "
+                            "generation_url is only for generation_backend server")
         for role, reward in self.role_rewards.items():
             if not reward.strip() or any(not part.strip() for part in reward.split("+")):
                 problems.append(f"role_rewards[{role!r}] must be 'total' or component names joined by '+'")

@@ -7,6 +7,10 @@ Generation backends:
 * `vllm` (CUDA and `pip install 'drill[vllm]'`): an in-process vLLM engine with LoRA enabled. Each step
   the current adapter is saved to `OUTPUT/rollout_adapter/step-N` and every generate call of that
   step is bound to it with a `LoRARequest`, so rollouts always sample from the weights being trained.
+* `server` (`--generation-url URL`): a server on other GPUs that returns token ids
+  (`drill.models.token_server`, e.g. vLLM >= 0.10.2). Each step the adapter is saved the same way and loaded
+  into the server at run time (`/v1/load_lora_adapter`, the previous one unloaded), and the step's requests
+  name it; prompts are rendered here and sent as token ids, and the ids that come back are the ones trained on.
 
 Sampling is seeded per step (`config.seed`, step), and `LLMPolicy` derives each call's seed from it
 and the inputs, so a resumed run samples exactly as an uninterrupted one would.
@@ -42,6 +46,8 @@ def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTar
     bind_adapter: Callable[[int], None] = lambda step: None
     if config.generation_backend == "vllm":
         chat, bind_adapter = _vllm_rollouts(config, model, base.model_id, output_dir)
+    elif config.generation_backend == "server":
+        chat, bind_adapter = _server_rollouts(config, model, base, output_dir)
     else:
         chat = TransformersChatModel(model, base.tokenizer, base.model_id)
     info = PolicyInfo(name="grpo-rollout", kind="lora", model=base.model_id, load_status="training")
@@ -106,8 +112,26 @@ def _vllm_rollouts(config: GRPOConfig, model: Any, model_id: str,
     def bind_adapter(step: int) -> None:
         from vllm.lora.request import LoRARequest
 
-        folder = output_dir / "rollout_adapter" / f"step-{step:06d}"
-        model.save_pretrained(str(folder))
+        folder = _save_rollout_adapter(model, output_dir, step)
         engine.lora_request = LoRARequest(f"grpo-step-{step}", step, str(folder))
 
     return chat, bind_adapter
+
+
+def _server_rollouts(config: GRPOConfig, model: Any, base: Any,
+                     output_dir: Path) -> tuple[Any, Callable[[int], None]]:
+    from drill.models.token_server import TokenServerChatModel
+
+    chat = TokenServerChatModel(base.model_id, config.generation_url, base.tokenizer, base.model_id)
+
+    def bind_adapter(step: int) -> None:
+        chat.load_adapter(f"grpo-step-{step}", _save_rollout_adapter(model, output_dir, step))
+
+    return chat, bind_adapter
+
+
+def _save_rollout_adapter(model: Any, output_dir: Path, step: int) -> Path:
+    """The current adapter saved for a generation engine to load: `OUTPUT/rollout_adapter/step-N`."""
+    folder = output_dir / "rollout_adapter" / f"step-{step:06d}"
+    model.save_pretrained(str(folder))
+    return folder
