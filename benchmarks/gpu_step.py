@@ -29,7 +29,8 @@ PREFILL = '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution"
 def run(args: argparse.Namespace, kl_beta: float, out: Path) -> dict[str, float]:
     config = GRPOConfig(env="triage", env_options={"k": 1}, model=args.model, steps=args.steps,
                         group_size=args.group_size, tasks_per_step=args.tasks_per_step,
-                        max_new_tokens=args.max_new_tokens, micro_batch_size=args.micro_batch_size, kl_beta=kl_beta,
+                        max_new_tokens=args.max_new_tokens, micro_batch_size=args.micro_batch_size,
+                        micro_batch_tokens=args.micro_batch_tokens, kl_beta=kl_beta,
                         kl_abort=None, tool_listing="compact", prefill=PREFILL, demos=2, eval_tasks=0,
                         checkpoint_every=args.steps, output_dir=out, device=args.device, bf16=args.bf16,
                         learning_rate=1e-3)
@@ -53,6 +54,8 @@ def main() -> None:
     parser.add_argument("--tasks-per-step", type=int, default=1)
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--micro-batch-size", type=int, default=1)
+    parser.add_argument("--micro-batch-tokens", type=int, default=None,
+                        help="token budget per micro-batch (default: none on CPU, from free memory on CUDA)")
     parser.add_argument("--kl-beta", type=float, default=0.04)
     args = parser.parse_args()
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; device {args.device}; "

@@ -276,3 +276,27 @@ def test_prompt_options_shape_rollouts_and_the_heldout_rows_alike(tiny_model_dir
     writer_turns = [t for e in episodes for t in e["turns"] if t["role"] == "writer"]
     assert len(writer_turns) == 4 and all(t["action"]["raw"].startswith(prefill) for t in writer_turns)
     assert [row["policy"] for row in result.evaluation] == ["trained", "untrained"]
+
+
+def test_micro_batches_by_token_budget_give_the_same_update(tiny_model_dir: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gradients accumulate over micro-batches as a sum normalised by the step's sample count, so sizing them by
+    a token budget changes the work per pass, not the update (up to float summation order)."""
+    import drill.train.grpo as grpo
+    from drill.models.local import fresh_model
+
+    sizes: list[list[int]] = []
+    original = grpo.micro_batches
+    monkeypatch.setattr(grpo, "micro_batches", lambda *a, **k: sizes.append(
+        [len(b.samples) for b in original(*a, **k)]) or original(*a, **k))
+    runs = {}
+    for name, changes in {"count": {}, "tokens": {"micro_batch_tokens": 300}}.items():
+        model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
+        result = train(_config(tiny_model_dir, tmp_path / name, steps=2, ppo_epochs=1, checkpoint_every=2, **changes),
+                       target=RELAY, base=BaseModel(model, tokenizer, model_id))
+        runs[name] = (result.metrics, _adapter(result.adapter_dir))
+    (count_metrics, count_weights), (token_metrics, token_weights) = runs["count"], runs["tokens"]
+    assert [m["reward/total"] for m in count_metrics] == [m["reward/total"] for m in token_metrics]
+    assert all(torch.allclose(count_weights[k], token_weights[k], atol=1e-5) for k in count_weights)
+    assert any(v.abs().max() > 0 for k, v in token_weights.items() if "lora_B" in k)
+    assert sizes[:2] == [[3, 3, 6], [3, 3, 6]] and sizes[2:] != sizes[:2], sizes  # the micro-batches did differ

@@ -196,3 +196,26 @@ def test_tool_call_format_shaping_ladder() -> None:
                                                                                            "tool_call_format": 0.3}
     with pytest.raises(ValueError, match="unknown shaping"):
         with_shaping(base, ["vibes"], {})
+
+
+def test_micro_batches_by_token_budget_fit_the_budget_and_keep_every_sample() -> None:
+    from drill.train.samples import Sample, micro_batches
+
+    def sample(i: int, prompt: tuple[int, ...], completion: int) -> Sample:
+        return Sample(prompt_ids=prompt, completion_ids=tuple(range(1, completion + 1)), advantage=1.0, episode=i,
+                      turn=0, role="agent")
+
+    shared = [sample(i, (5, 6, 7), 2 + i) for i in range(6)]  # one prompt, completions of 2..7 tokens
+    single = [sample(10 + i, tuple(range(20 + i, 30 + 3 * i)), 4) for i in range(5)]  # distinct prompts
+    samples = shared + single
+    by_count = micro_batches(samples, 4, pad_id=0)
+    assert [len(b.samples) for b in by_count] == [4, 2, 4, 1]
+    budget = 30
+    by_tokens = micro_batches(samples, 4, pad_id=0, token_budget=budget)
+    assert sorted(s.episode for b in by_tokens for s in b.samples) == sorted(s.episode for s in samples)
+    for batch in by_tokens:
+        width = batch.tokens.input_ids.shape[0] * batch.tokens.input_ids.shape[1]  # (B, T) padded tokens
+        assert width <= budget or len(batch.samples) == 1
+        assert (batch.shared_prompt is not None) == (batch.samples[0] in shared and len(batch.samples) > 1)
+    assert max(len(b.samples) for b in by_tokens) > 1 and len(by_tokens) != len(by_count)
+    assert [len(b.samples) for b in micro_batches(samples, 4, 0, token_budget=10_000)] == [6, 5]

@@ -68,6 +68,10 @@ class GRPOConfig:
     weight_decay: float = _help(0.0, "AdamW weight decay.")
     max_grad_norm: float = _help(1.0, "Gradient-norm clip before each update.")
     micro_batch_size: int = _help(8, "Samples per forward/backward pass; gradients accumulate across them.")
+    micro_batch_tokens: int | None = _help(
+        None, "Size micro-batches by padded tokens (samples x longest prompt + completion) instead of by "
+              "micro_batch_size; 0 turns it off. Default: off on the CPU, and on CUDA what half the free memory "
+              "holds of the full-vocabulary logits.")
     # -- LoRA -------------------------------------------------------------------------------------
     lora_rank: int = _help(16, "LoRA rank r.")
     lora_alpha: int = _help(32, "LoRA alpha; the update is scaled by alpha / r.")
@@ -165,6 +169,8 @@ class GRPOConfig:
             problems.append(f"tool_listing must be schema or compact, got {self.tool_listing!r}")
         if self.demo_selection not in ("first", "diverse"):
             problems.append(f"demo_selection must be first or diverse, got {self.demo_selection!r}")
+        if self.micro_batch_tokens is not None and self.micro_batch_tokens < 0:
+            problems.append(f"micro_batch_tokens must be >= 0, got {self.micro_batch_tokens}")
         if self.demos < 0:
             problems.append(f"demos must be >= 0, got {self.demos}")
         if self.eval_tasks < 0:

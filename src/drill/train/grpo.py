@@ -65,7 +65,7 @@ from drill.train.config import GRPOConfig
 from drill.train.exploration import component_group_std
 from drill.train.metrics import REWARD_PREFIX, MetricsLog, plot_learning_curve
 from drill.train.objective import grpo_loss
-from drill.train.samples import group_samples, micro_batch_logprobs, micro_batches
+from drill.train.samples import group_samples, micro_batch_logprobs, micro_batches, token_budget
 from drill.train.schedules import Curriculum, TaskSampler, WeightSchedule, parse_schedules
 from drill.train.shaping import with_shaping
 from drill.train.target import TrainTarget, load_target
@@ -130,6 +130,7 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
     pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
+    budget = token_budget(config.micro_batch_tokens, model, device)  # 0 on the CPU by default: micro_batch_size
     out = config.output_dir
     metrics = MetricsLog(out / "metrics.jsonl")
     start = resume_or_start(config, out, metrics, model, optimizer, sampler)
@@ -158,7 +159,7 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
                       for k in range(len(tasks))]
             samples = [s for g in groups for s in g.samples]
             trained = samples if config.kl_beta > 0 else [s for s in samples if s.advantage != 0.0]
-            batches = micro_batches(trained, config.micro_batch_size, pad_id)
+            batches = micro_batches(trained, config.micro_batch_size, pad_id, budget)
 
             # 4. clipped policy-gradient loss + k3 KL to the base weights;  5. LoRA update(s)
             model.train()

@@ -210,9 +210,10 @@ class MicroBatch:
     shared_prompt: tuple[int, ...] | None
 
 
-def micro_batches(samples: Sequence[Sample], size: int, pad_id: int) -> list[MicroBatch]:
-    """Split samples into micro-batches of at most `size`: samples with a common prompt go together
-    (one shared prompt pass each); the rest are padded together."""
+def micro_batches(samples: Sequence[Sample], size: int, pad_id: int, token_budget: int = 0) -> list[MicroBatch]:
+    """Split samples into micro-batches: samples with a common prompt go together (one shared prompt pass each);
+    the rest are padded together. Each holds at most `size` samples, or, with a `token_budget`, as many as fit in
+    that many padded tokens (samples x the longest prompt + completion; at least one sample, longest first)."""
     by_prompt = sorted(samples, key=lambda s: s.prompt_ids)
     shared: list[list[Sample]] = []
     single: list[Sample] = []
@@ -221,13 +222,41 @@ def micro_batches(samples: Sequence[Sample], size: int, pad_id: int) -> list[Mic
         (shared.append(members) if len(members) > 1 else single.extend(members))
     batches = []
     for members in shared:
-        for i in range(0, len(members), size):
-            chunk = members[i:i + size]
+        for chunk in _chunks(members, size, token_budget):
             batches.append(MicroBatch(chunk, collate(chunk, pad_id), chunk[0].prompt_ids if len(chunk) > 1 else None))
-    for i in range(0, len(single), size):
-        chunk = single[i:i + size]
+    for chunk in _chunks(single, size, token_budget):
         batches.append(MicroBatch(chunk, collate(chunk, pad_id), None))
     return batches
+
+
+def _chunks(samples: list[Sample], size: int, token_budget: int) -> list[list[Sample]]:
+    if token_budget <= 0:
+        return [samples[i:i + size] for i in range(0, len(samples), size)]
+    chunks: list[list[Sample]] = []
+    longest = 0
+    for sample in sorted(samples, key=lambda s: -(len(s.prompt_ids) + len(s.completion_ids))):
+        length = len(sample.prompt_ids) + len(sample.completion_ids)
+        if chunks and (len(chunks[-1]) + 1) * max(longest, length) <= token_budget:
+            chunks[-1].append(sample)
+        else:
+            chunks.append([sample])
+            longest = length
+        longest = max(longest, length)
+    return chunks
+
+
+def token_budget(setting: int | None, model: torch.nn.Module, device: torch.device) -> int:
+    """The micro-batch token budget: `setting` when given (0: count samples instead); by default none on the CPU
+    (micro-batches of `micro_batch_size`, as always), and on CUDA what half the free memory holds of the
+    float32 full-vocabulary logits and their log-softmax, the largest activations of a forward (clamped to
+    1,024..262,144 tokens)."""
+    if setting is not None:
+        return setting
+    if device.type != "cuda":
+        return 0
+    free, _ = torch.cuda.mem_get_info(device)
+    vocab = int(getattr(model.config, "vocab_size", 50_000))
+    return max(1024, min(262_144, int(free * 0.5 / (vocab * 4 * 3))))
 
 
 def micro_batch_logprobs(model: torch.nn.Module, batch: MicroBatch, temperature: float) -> Tensor:
