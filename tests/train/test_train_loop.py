@@ -300,3 +300,49 @@ def test_micro_batches_by_token_budget_give_the_same_update(tiny_model_dir: Path
     assert all(torch.allclose(count_weights[k], token_weights[k], atol=1e-5) for k in count_weights)
     assert any(v.abs().max() > 0 for k, v in token_weights.items() if "lora_B" in k)
     assert sizes[:2] == [[3, 3, 6], [3, 3, 6]] and sizes[2:] != sizes[:2], sizes  # the micro-batches did differ
+
+
+def test_store_keeps_every_rollout_and_memory_shows_its_successes_in_rollouts_and_heldout_rows(
+        tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--store writes each step's episodes (method grpo@STEP, success against the oracle); --memory puts the most
+    similar stored successes of other training tasks in the trained policy's prompts, in rollouts and held out."""
+    from drill.memory import TrajectoryStore
+    from drill.memory.policy import EXAMPLE_NOTE, MemoryPolicy
+    from drill.models.local import fresh_model
+
+    store_path = tmp_path / "store.sqlite"
+    model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
+    train(_config(tiny_model_dir, tmp_path / "first", steps=2, curriculum="", weight_schedules=[],
+                  store=str(store_path)), target=RELAY, base=BaseModel(model, tokenizer, model_id))
+    rows = TrajectoryStore(store_path).episodes(env="relay")
+    assert [r.method for r in rows] == ["grpo@1"] * 6 + ["grpo@2"] * 6
+    assert {r.split for r in rows} == {"train"} and all(r.total == r.episode().score.total for r in rows)
+    successes = [r for r in rows if r.success]
+    assert successes, "the relay's length reward lets some rollouts reach half the oracle's total"
+
+    # memory shows valid calls only (the tiny model's own rollouts are not): a store of scripted successes
+    from drill.core.rollout import run_episodes
+
+    memory_path = tmp_path / "memory.sqlite"
+    scripted = run_episodes(RelayEnv, [(t, 0) for t in RELAY.tasks("train")], Critic(), RELAY.rubric({}))
+    memory_store = TrajectoryStore(memory_path)
+    memory_store.add(scripted, {t.id: t for t in RELAY.tasks("train")}, {}, lambda e, t: True, method="critic")
+    memory_store.close()
+    seen: list[str] = []
+    original = MemoryPolicy.act
+
+    def spy(self: Any, inputs: Any) -> Any:  # the test seam: each trained prompt as rendered
+        seen.extend(self.model.template.render(self.conversation(item), None) for item in inputs)
+        return original(self, inputs)
+
+    monkeypatch.setattr(MemoryPolicy, "act", spy)
+    model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
+    result = train(_config(tiny_model_dir, tmp_path / "second", steps=1, curriculum="", weight_schedules=[],
+                           eval_tasks=1, eval_baselines=[], memory=str(memory_path), memory_k=1),
+                   target=RELAY, base=BaseModel(model, tokenizer, model_id))
+    assert len(seen) == 12 + 2 * 2  # 6 rollouts x 2 writer turns, then 2 held-out LLM rows x 2 writer turns
+    demo = '<tool_call>\n{"name": "say", "arguments": {"text": "ok"}}\n</tool_call>'
+    assert all(EXAMPLE_NOTE.strip() in p and demo in p for p in seen)
+    assert [row["policy"] for row in result.evaluation] == ["trained", "untrained"]
+    with pytest.raises(ValueError, match="no trajectory store there"):
+        _config(tiny_model_dir, tmp_path / "third", memory=str(tmp_path / "missing.sqlite"))

@@ -140,3 +140,35 @@ def test_sft_lowers_the_reply_nll_checkpoints_and_resumes(tiny_model_dir: Path, 
     a, b = load_file(result.adapter_dir / "adapter_model.safetensors"), load_file(
         resumed.adapter_dir / "adapter_model.safetensors")
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+
+
+def test_a_trajectory_store_is_a_source_of_its_successful_training_episodes(tiny_model_dir: Path,
+                                                                            tiny_base: BaseModel,
+                                                                            tmp_path: Path) -> None:
+    """`store:PATH` (drill eval --store, LATS finds included) replays the store's successes on this environment's
+    training tasks with the same options; failures, test tasks and other options are left out."""
+    from drill.core.rollout import run_episodes
+    from drill.memory import TrajectoryStore
+
+    train_tasks, test_tasks = WRITING.tasks("train"), WRITING.tasks("test")
+    tasks = {t.id: t for t in [*train_tasks, *test_tasks]}
+    played = run_episodes(RelayEnv, [(t, 5) for t in [*train_tasks[:3], test_tasks[0]]],
+                          {"writer": Writer(), "critic": Critic()}, WRITING.rubric({}))
+    store = TrajectoryStore(tmp_path / "memory.sqlite")
+    store.add(played[:2], tasks, {}, lambda e, t: True, method="lats:llm@8")  # two successes, kept
+    store.add(played[2:3], tasks, {}, lambda e, t: False, method="llm")  # a failure
+    store.add(played[3:], tasks, {}, lambda e, t: True, method="llm")  # a test-split task
+    store.add(played[:1], tasks, {"other": 1}, lambda e, t: True, method="llm")  # other env options
+    store.close()
+    config = _config(tiny_model_dir, tmp_path / "run")
+    prompter = teacher_prompter(tiny_base.model, tiny_base, {"tool_listing": "compact", "prefill": config.prefill,
+                                                             "demonstrations": ()})
+    episodes = source_episodes(config, SFTOptions(source=f"store:{tmp_path / 'memory.sqlite'}"), WRITING,
+                               ["writer"], prompter)
+    assert [(e.task_id, e.seed) for e in episodes] == [(played[0].task_id, 5), (played[1].task_id, 5)]
+    for replayed, original in zip(episodes, played):
+        assert ([(t.action.tool, t.action.arguments) for t in replayed.turns]
+                == [(t.action.tool, t.action.arguments) for t in original.turns])
+    with pytest.raises(ValueError, match="does not exist"):
+        source_episodes(config, SFTOptions(source=f"store:{tmp_path / 'none.sqlite'}"), WRITING, ["writer"], prompter)
+    assert not (tmp_path / "none.sqlite").exists()

@@ -200,10 +200,12 @@ class TrajectoryStore:
         return len(rows)
 
     def episodes(self, env: str | None = None, split: str | None = None, success: bool | None = None,
-                 method: str | None = None) -> list[StoredEpisode]:
-        """Stored episodes in insertion order, filtered (an SFT stage reads LATS finds with method="lats...")."""
+                 method: str | None = None, options: Mapping[str, Any] | None = None) -> list[StoredEpisode]:
+        """Stored episodes in insertion order, filtered (an SFT stage reads LATS finds with method="lats...");
+        `options` keeps the episodes played with exactly these environment options."""
         where, args = [], []
-        for column, value in (("env", env), ("split", split), ("method", method)):
+        key = None if options is None else options_key(options)
+        for column, value in (("env", env), ("split", split), ("method", method), ("options", key)):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)

@@ -93,6 +93,9 @@ def train(
     bf16: bool | None = typer.Option(None, "--bf16/--no-bf16", help=H("bf16")),
     generation_backend: str | None = typer.Option(None, "--generation-backend", help=H("generation_backend")),
     generation_url: str | None = typer.Option(None, "--generation-url", help=H("generation_url")),
+    store: str | None = typer.Option(None, "--store", help=H("store")),
+    memory: str | None = typer.Option(None, "--memory", help=H("memory")),
+    memory_k: int | None = typer.Option(None, "--memory-k", help=H("memory_k")),
     stage: list[str] = typer.Option([], "--stage", help="A training stage (repeatable, run in order). " + H("stages")),
 ) -> None:
     """Train a LoRA adapter with GRPO on ENV; writes metrics.jsonl, learning_curve.png, checkpoints, the adapter
@@ -110,7 +113,8 @@ def train(
         "curriculum_field": curriculum_field, "seed": seed, "output_dir": output_dir,
         "checkpoint_every": checkpoint_every, "keep_checkpoints": keep_checkpoints, "eval_tasks": eval_tasks,
         "device": device, "bf16": bf16, "generation_backend": generation_backend,
-        "generation_url": generation_url, "audit_every": audit_every,
+        "generation_url": generation_url, "audit_every": audit_every, "store": store, "memory": memory,
+        "memory_k": memory_k,
         "audit_stop": audit_stop or None,
     }
     given = {k: v for k, v in given.items() if v is not None}

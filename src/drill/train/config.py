@@ -125,6 +125,12 @@ class GRPOConfig:
     audit_every: int = _help(
         0, "Run the reward-hacking detectors (drill.audit.detectors) every N steps and print what they find; 0: never.")
     audit_stop: bool = _help(False, "Stop the run when the detectors find something (with audit_every).")
+    # -- memory (drill.memory) --------------------------------------------------------------------
+    store: str | None = _help(None, "Write every rollout episode to this trajectory store (SQLite; created if "
+                                    "missing), method grpo@STEP, success judged against the oracle as drill eval does.")
+    memory: str | None = _help(None, "Show the trained policy the most similar successful training episodes of this "
+                                     "trajectory store as worked examples, in rollouts and in the held-out rows.")
+    memory_k: int = _help(2, "Episodes retrieved per task with memory.")
     eval_tasks: int = _help(
         20, "Held-out (test split) tasks in the closing evaluation of the trained policy, the untrained model "
             "and the baselines; 0 skips it.")
@@ -161,6 +167,10 @@ class GRPOConfig:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
         if not self.temperature > 0:
             problems.append(f"temperature must be > 0 for rollouts, got {self.temperature}")
+        if self.memory_k < 0:
+            problems.append(f"memory_k must be >= 0, got {self.memory_k}")
+        if self.memory is not None and not Path(self.memory).is_file():
+            problems.append(f"memory {self.memory}: no trajectory store there (fill one with drill eval --store)")
         if self.audit_every < 0:
             problems.append(f"audit_every must be >= 0, got {self.audit_every}")
         if self.kl_abort is not None and not self.kl_abort > 0:

@@ -137,6 +137,13 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
     atomic_write_text(out / "config.json", json.dumps(config.to_dict(), indent=1))
     prompting = prompt_options(config, target)  # demonstrations are played once, for rollouts and evaluation
     generate = rollout_policies(config, model, base, target, roles, out, prompting)
+    store = None
+    if config.store is not None:
+        from drill.memory import SuccessRule, TrajectoryStore
+
+        if "oracle" not in target.baselines:
+            raise ValueError(f"--store judges success against the oracle, and {target.name} has none")
+        store = TrajectoryStore(config.store)
 
     with progress_bar() as progress:
         bar = progress.add_task("GRPO", total=config.steps, completed=start)
@@ -152,6 +159,9 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
             # 2. score: run_episodes scores every episode with this step's rubric
             episodes = run_episodes(target.make_env, jobs, generate(step), rubric, config.max_turns)
             rollout_s = time.perf_counter() - started
+            if store is not None:  # --store: every rollout episode, judged against the oracle as drill eval does
+                store.add(episodes, {t.id: t for t in tasks}, target.options,
+                          SuccessRule(target.make_env, rubric, target.baselines.get("oracle")), method=f"grpo@{step}")
 
             # 3. group-relative advantages; one sample per model turn, from its exact sampled token ids
             groups = [group_samples(episodes[k * config.group_size:(k + 1) * config.group_size],

@@ -57,6 +57,7 @@ def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[st
     prompted as in training. `adapter_dir` is the trained adapter (row `trained`), or a mapping from row name
     to adapter folder (a staged run: one row per stage's adapter)."""
     from drill.models.policy import build_llm_policy
+    from drill.train.rollouts import run_memory
 
     tasks = heldout_tasks(target, config.eval_tasks, config.seed)
     jobs = [(task, index) for index, task in enumerate(tasks)]
@@ -66,6 +67,11 @@ def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[st
     adapters = adapter_dir if isinstance(adapter_dir, dict) else {"trained": adapter_dir}
     candidates: dict[str, Policy] = {name: build_llm_policy(f"lora:{path}", options) for name, path in adapters.items()}
     candidates["untrained"] = build_llm_policy("llm", replace(options, model=model_id))
+    memory = run_memory(config, target)
+    if memory is not None:  # prompted as in training: the same retrieved examples
+        from drill.memory.policy import MemoryPolicy
+
+        candidates = {name: MemoryPolicy(policy, memory) for name, policy in candidates.items()}
     candidates |= {name: target.baselines[name]() for name in config.eval_baselines}
     rubric = target.rubric({})
     rows, everything = [], []

@@ -52,15 +52,29 @@ def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTar
         chat = TransformersChatModel(model, base.tokenizer, base.model_id)
     info = PolicyInfo(name="grpo-rollout", kind="lora", model=base.model_id, load_status="training")
     scripted = {role: target.baselines[config.scripted_policy]() for role in target.roles if role not in roles}
+    memory = run_memory(config, target)
 
     def policies(step: int) -> dict[str, Policy]:
         bind_adapter(step)
         sampling = SamplingParams(max_new_tokens=config.max_new_tokens, temperature=config.temperature,
                                   seed=step_sampling_seed(config.seed, step))
-        trained = LLMPolicy(chat, info, PolicyOptions(sampling=sampling, **prompting))
+        trained: LLMPolicy = LLMPolicy(chat, info, PolicyOptions(sampling=sampling, **prompting))
+        if memory is not None:
+            from drill.memory.policy import MemoryPolicy
+
+            trained = MemoryPolicy(trained, memory)
         return {role: trained if role in roles else scripted[role] for role in target.roles}
 
     return policies
+
+
+def run_memory(config: GRPOConfig, target: TrainTarget) -> Any:
+    """`config.memory` as a `drill.memory.Memory` on this environment and its options, or None."""
+    if config.memory is None:
+        return None
+    from drill.memory import Memory, TrajectoryStore
+
+    return Memory(TrajectoryStore(config.memory), target.spec.name, target.options, config.memory_k)
 
 
 def prompt_options(config: GRPOConfig, target: TrainTarget) -> dict[str, Any]:

@@ -13,9 +13,10 @@ shape, the learning rate, the prompt options, the output folder and the closing 
 gives what SFT adds: where the episodes come from and how many epochs.
 
 1. **Episodes.** A source plays the training split (never the test split): a baseline (`oracle`,
-   `heuristic`), a model policy (`llm`, `lora:PATH`, sampled at `config.temperature`), or `results:PATH`, the
+   `heuristic`), a model policy (`llm`, `lora:PATH`, sampled at `config.temperature`), `results:PATH`, the
    episodes of a `results.json`/`heldout.json` replayed through the environment (test-split episodes in
-   it are dropped and counted). Episodes scoring below `min_reward` are dropped.
+   it are dropped and counted), or `store:PATH`, the successful training-split episodes of a trajectory
+   store (`drill eval --store`, LATS finds included; `drill.memory`) with the same env options. Episodes scoring below `min_reward` are dropped.
 2. **Samples, rendered as the policy prompts.** `TeacherForcedPolicy` plays the source's actions and
    records each trained turn as the LLM policy would have produced it: the prompt ids are
    `LLMPolicy.conversation` rendered by the model's chat template (same instructions, tool listing,
@@ -286,6 +287,8 @@ def source_episodes(config: GRPOConfig, options: SFTOptions, target: TrainTarget
     source: Policy
     if options.source.startswith("results:"):
         source, jobs = _stored(Path(options.source.removeprefix("results:")), train_tasks)
+    elif options.source.startswith("store:"):
+        source, jobs = _from_store(Path(options.source.removeprefix("store:")), target, train_tasks)
     elif options.source in target.baselines:
         source = target.baselines[options.source]()
     elif options.source == "llm" or options.source.startswith("lora:"):
@@ -301,7 +304,7 @@ def source_episodes(config: GRPOConfig, options: SFTOptions, target: TrainTarget
                                                              prompt=replace(prompter.options, sampling=sampling)))
     else:
         raise ValueError(f"sft: unknown source {options.source!r}; choose from {', '.join(target.baselines)}, "
-                         "llm, lora:PATH, results:PATH")
+                         "llm, lora:PATH, results:PATH, store:PATH")
     teacher = TeacherForcedPolicy(source, prompter)
     scripted = target.baselines[config.scripted_policy]() if len(roles) < len(target.roles) else None
     assignment = {role: teacher if role in roles else scripted for role in target.roles}
@@ -311,6 +314,29 @@ def source_episodes(config: GRPOConfig, options: SFTOptions, target: TrainTarget
         print(f"sft: {len(kept)} of {len(episodes)} episodes reach min_reward={options.min_reward}")
         episodes = kept
     return episodes
+
+
+def _from_store(path: Path, target: TrainTarget, train_tasks: Sequence[Task]) -> tuple[ReplayPolicy,
+                                                                                      list[tuple[Task, int]]]:
+    """A replay of a trajectory store's successes (drill.memory; `drill eval --store`, LATS finds included) on this
+    environment's training tasks with the same options; the rest are counted and left out."""
+    from drill.memory.store import TrajectoryStore
+
+    if not path.is_file():
+        raise ValueError(f"sft: trajectory store {path} does not exist (fill one with drill eval ... --store PATH)")
+    store = TrajectoryStore(path)
+    rows = store.episodes(env=target.spec.name, split="train", success=True)
+    by_id = {t.id: t for t in train_tasks}
+    kept = [r for r in store.episodes(env=target.spec.name, split="train", success=True, options=target.options)
+            if r.task_id in by_id]
+    store.close()
+    print(f"sft: {len(kept)} of {len(rows)} successful training-split {target.spec.name} episodes in {path} are on "
+          "these training tasks with these options")
+    if not kept:
+        raise ValueError(f"sft: {path} holds no successful episode of a {target.spec.name} training task with "
+                         "these options")
+    episodes = [json.loads(r.episode_json) for r in kept]
+    return ReplayPolicy(episodes), [(by_id[e["task_id"]], int(e["seed"])) for e in episodes]
 
 
 def _stored(path: Path, train_tasks: Sequence[Task]) -> tuple[ReplayPolicy, list[tuple[Task, int]]]:
