@@ -346,3 +346,27 @@ def test_store_keeps_every_rollout_and_memory_shows_its_successes_in_rollouts_an
     assert [row["policy"] for row in result.evaluation] == ["trained", "untrained"]
     with pytest.raises(ValueError, match="no trajectory store there"):
         _config(tiny_model_dir, tmp_path / "third", memory=str(tmp_path / "missing.sqlite"))
+
+
+def test_a_curriculum_stage_advances_on_success_and_a_resumed_run_follows_the_same_stages(
+        tiny_model_dir: Path, tmp_path: Path) -> None:
+    """`easy:5@0.5`: the run moves to `hard` once three steps in a row average 50% success (against half the
+    oracle's total), before the 5 steps are up; the stages are read back from metrics.jsonl on resume."""
+    from drill.models.local import fresh_model
+
+    def run(out: Path, steps: int, resume: bool = False) -> list[dict[str, Any]]:
+        model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
+        config = _config(tiny_model_dir, out, steps=steps, curriculum="easy:5@0.5,hard:5", weight_schedules=[],
+                         checkpoint_every=1, resume=resume)
+        return train(config, target=RELAY, base=BaseModel(model, tokenizer, model_id)).metrics
+
+    records = run(tmp_path / "straight", 5)
+    rates = [r["success"] for r in records]
+    stages = [r["stage"] for r in records]
+    assert all(0.0 <= r <= 1.0 for r in rates)
+    first_hard = stages.index("hard")
+    assert 3 <= first_hard < 5 and sum(rates[first_hard - 3:first_hard]) / 3 >= 0.5  # early, and earned
+    assert all(sum(rates[k - 3:k]) / 3 < 0.5 for k in range(3, first_hard))  # not earlier than earned
+    run(tmp_path / "split", first_hard)  # killed just before the switch...
+    resumed = run(tmp_path / "split", 5, resume=True)  # ...and resumed: the same stages and draws
+    assert [r["stage"] for r in resumed] == stages and [r["tasks"] for r in resumed] == [r["tasks"] for r in records]

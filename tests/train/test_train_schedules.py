@@ -26,7 +26,27 @@ def test_curriculum_stages_by_step() -> None:
     assert [t.id for t in pools["hard"]] == ["hard-0", "hard-1", "hard-2"]
 
 
-@pytest.mark.parametrize("spec", ["easy", "easy:0", "easy:x", ":5", "easy:2,,hard:1"])
+def test_a_stage_with_a_rate_advances_once_its_last_three_steps_reach_it() -> None:
+    curriculum = Curriculum.parse("easy:10@0.7, hard:5")
+    assert curriculum.gated and curriculum.stages[0].advance_at == 0.7
+    assert curriculum.next_stage([]) == "easy"
+    climbing = [("easy", r) for r in (0.2, 0.9, 0.9, 0.5, 0.8)]
+    assert curriculum.next_stage(climbing[:3]) == "easy"  # (0.2+0.9+0.9)/3 = 0.67 < 0.7
+    assert curriculum.next_stage(climbing[:4]) == "hard"  # (0.9+0.9+0.5)/3 = 0.77 >= 0.7
+    assert curriculum.next_stage(climbing[:2]) == "easy"  # fewer than three steps never advance
+    assert curriculum.next_stage([("easy", 0.0)] * 10) == "hard"  # at the latest after its steps
+    assert curriculum.next_stage([("easy", 0.0)] * 10 + [("hard", 1.0)] * 9) == "hard"  # the last stage stays
+    with pytest.raises(ValueError, match="resume with the same curriculum"):
+        curriculum.next_stage([("hard", 1.0)])
+    with pytest.raises(ValueError, match="use next_stage"):
+        curriculum.stage_at(1)
+    plain = Curriculum.parse("easy:2,hard:3")
+    assert [plain.next_stage([(plain.stage_at(s), None) for s in range(1, n)]) for n in range(1, 8)] == \
+        [plain.stage_at(n) for n in range(1, 8)]  # by steps, next_stage agrees with stage_at
+
+
+@pytest.mark.parametrize("spec", ["easy", "easy:0", "easy:x", ":5", "easy:2,,hard:1", "easy:5@0", "easy:5@1.5",
+                                  "easy:5@x", "easy:5@"])
 def test_bad_curriculum_specs_say_how_to_write_one(spec: str) -> None:
     with pytest.raises(ValueError, match="NAME:STEPS"):
         Curriculum.parse(spec)

@@ -99,7 +99,8 @@ class GRPOConfig:
     # -- schedules --------------------------------------------------------------------------------
     curriculum: str = _help(
         "", "Task stages as NAME:STEPS,..., e.g. easy:200,medium:200,hard:200; NAME matches the task field "
-            "`curriculum_field`. Steps past the last stage stay in it. Empty: all training tasks.")
+            "`curriculum_field`. Steps past the last stage stay in it. NAME:STEPS@RATE ends a stage early once "
+            "its last 3 steps average RATE success (half the oracle's total). Empty: all training tasks.")
     curriculum_field: str = _help("tier", "The task attribute that curriculum stage names select on.")
     weight_schedules: list[str] = _help(
         [], "Reward weights over the run: NAME=VALUE (constant) or NAME=START->END (linear over the run) or "

@@ -131,6 +131,8 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
     config = config.updated(steps=options.steps)  # resume_or_start and the schedules read config.steps
     plan = plan_run(config, target)
     target, roles, curriculum = plan.target, plan.roles, plan.curriculum
+    if curriculum.gated:
+        raise ValueError("dpo: curriculum stages that advance on success (@RATE) are for GRPO; give NAME:STEPS stages")
     sampler = TaskSampler(plan.pools, config.seed)
     base = base or load_base(config.model)
     seed_everything(config.seed)

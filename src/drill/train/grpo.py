@@ -139,18 +139,21 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
     generate = rollout_policies(config, model, base, target, roles, out, prompting)
     store = None
     if config.store is not None:
-        from drill.memory import SuccessRule, TrajectoryStore
+        from drill.memory import TrajectoryStore
 
-        if "oracle" not in target.baselines:
-            raise ValueError(f"--store judges success against the oracle, and {target.name} has none")
         store = TrajectoryStore(config.store)
+    measure_success = store is not None or curriculum.gated
+    if measure_success and "oracle" not in target.baselines:
+        raise ValueError(f"--store and @RATE curriculum stages judge success against the oracle, and {target.name} "
+                         "has none")
+    history = [(r["stage"], r.get("success")) for r in metrics.read()]  # the curriculum's input, resumed too
 
     with progress_bar() as progress:
         bar = progress.add_task("GRPO", total=config.steps, completed=start)
         for step in range(start + 1, config.steps + 1):
             started = time.perf_counter()
             # 1. roll out a group of G episodes per task; the trained roles share one batched policy
-            stage = curriculum.stage_at(step)
+            stage = curriculum.next_stage(history)
             tasks = sampler.draw(stage, config.tasks_per_step)
             weights = {s.name: s.value_at(step, config.steps) for s in schedules}
             rubric = target.rubric(weights, config.shaping)
@@ -159,9 +162,15 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
             # 2. score: run_episodes scores every episode with this step's rubric
             episodes = run_episodes(target.make_env, jobs, generate(step), rubric, config.max_turns)
             rollout_s = time.perf_counter() - started
-            if store is not None:  # --store: every rollout episode, judged against the oracle as drill eval does
-                store.add(episodes, {t.id: t for t in tasks}, target.options,
-                          SuccessRule(target.make_env, rubric, target.baselines.get("oracle")), method=f"grpo@{step}")
+            success_rate = None
+            if measure_success:  # half the oracle's total on the same task and seed, as drill eval judges it
+                from drill.memory import SuccessRule
+
+                by_id = {t.id: t for t in tasks}
+                success = SuccessRule(target.make_env, rubric, target.baselines["oracle"])
+                success_rate = sum(success(e, by_id[e.task_id]) for e in episodes) / len(episodes)
+                if store is not None:  # --store: every rollout episode
+                    store.add(episodes, by_id, target.options, success, method=f"grpo@{step}")
 
             # 3. group-relative advantages; one sample per model turn, from its exact sampled token ids
             groups = [group_samples(episodes[k * config.group_size:(k + 1) * config.group_size],
@@ -216,6 +225,9 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
             clip_fraction = clipped / clip_tokens if clip_tokens else 0.0
             record = step_record(step, stage, tasks, episodes, groups, weights, config.shaping, first_loss,
                                  kl_mean, clip_fraction, grad_norm, len(samples), len(trained), rollout_s, step_s)
+            if success_rate is not None:
+                record["success"] = success_rate
+            history.append((stage, success_rate))
             metrics.append(record)
             progress.update(bar, completed=step)
             progress.console.print(step_line(record, config.steps), highlight=False, markup=False)
@@ -398,4 +410,6 @@ def step_line(record: dict[str, Any], steps: int) -> str:
     return (f"step {record['step']}/{steps}  reward {record[f'{REWARD_PREFIX}total']:.3f}  [{components}]  "
             f"kl {kl}  loss {record['loss']:+.4f}  clip {record['clip_fraction']:.2f}  "
             f"zero-var {record['zero_variance_groups']}/{record['groups']}  "
-            f"len {record['completion_tokens_mean']:.0f}  {record['step_s']:.1f}s")
+            f"len {record['completion_tokens_mean']:.0f}  "
+            + (f"success {record['success']:.0%} ({record['stage']})  " if "success" in record else "")
+            + f"{record['step_s']:.1f}s")

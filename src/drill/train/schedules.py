@@ -2,6 +2,10 @@
 
 * `Curriculum.parse("easy:200,medium:200,hard:200")`: the first 200 steps draw tasks whose curriculum
   field (ChaosOps' `tier`) is `easy`, and so on; steps past the last stage stay in it.
+  `L1:100@0.7,L2:100@0.7,L3:200` advances early, too: a stage with `@RATE` ends as soon as the success rate of
+  its last `SUCCESS_WINDOW` steps reaches RATE (success: an episode reaching half the oracle's total on its task
+  and seed, `drill.memory.SuccessRule`), and at the latest after its steps. The stage of the next step is a
+  function of the steps so far (`next_stage`), read back from metrics.jsonl on resume, so no extra state.
 * `WeightSchedule.parse("rogue_multiplier=2.0->1.0")`: a reward weight annealed linearly over the run;
   `NAME=START->END@STEPS` anneals over STEPS steps then holds END; `NAME=VALUE` is constant.
 * `TaskSampler`: the data position. Each stage's training tasks are drawn in a seeded shuffled order,
@@ -20,10 +24,16 @@ from drill.core.types import Task
 ALL_TASKS = "all"
 
 
+SUCCESS_WINDOW = 3
+"""Steps whose mean success rate a `@RATE` stage compares with its rate."""
+
+
 @dataclass(frozen=True)
 class Stage:
     name: str
     steps: int
+    advance_at: float | None = None
+    """Advance once the success rate over the stage's last `SUCCESS_WINDOW` steps reaches this (None: by steps)."""
 
 
 @dataclass(frozen=True)
@@ -37,21 +47,54 @@ class Curriculum:
             return cls((Stage(ALL_TASKS, 1),))
         stages = []
         for part in spec.split(","):
-            name, sep, steps = part.strip().partition(":")
-            if not sep or not name.strip() or not steps.strip().isdigit() or int(steps) < 1:
-                raise ValueError(f"bad curriculum stage {part.strip()!r} in {spec!r}; write NAME:STEPS, "
-                                 "e.g. easy:200,medium:200,hard:200")
-            stages.append(Stage(name.strip(), int(steps)))
+            name, sep, rest = part.strip().partition(":")
+            steps, at, rate = rest.partition("@")
+            bad = not sep or not name.strip() or not steps.strip().isdigit() or int(steps) < 1
+            advance_at = None
+            if at and not bad:
+                try:
+                    advance_at = float(rate)
+                except ValueError:
+                    bad = True
+                bad = bad or advance_at is None or not 0 < advance_at <= 1
+            if bad:
+                raise ValueError(f"bad curriculum stage {part.strip()!r} in {spec!r}; write NAME:STEPS or "
+                                 "NAME:STEPS@RATE (RATE in (0, 1]), e.g. easy:200,medium:200,hard:200 or "
+                                 "L1:100@0.7,L2:100@0.7,L3:200")
+            stages.append(Stage(name.strip(), int(steps), advance_at))
         return cls(tuple(stages))
 
+    @property
+    def gated(self) -> bool:
+        """Whether any stage advances on success (the trainer then measures each step's success rate)."""
+        return any(stage.advance_at is not None for stage in self.stages)
+
     def stage_at(self, step: int) -> str:
-        """The stage name for a 1-based step."""
+        """The stage name for a 1-based step of a curriculum that advances by steps only."""
+        if self.gated:
+            raise ValueError("a curriculum with @RATE stages depends on the success so far: use next_stage")
         end = 0
         for stage in self.stages:
             end += stage.steps
             if step <= end:
                 return stage.name
         return self.stages[-1].name
+
+    def next_stage(self, history: Sequence[tuple[str, float | None]]) -> str:
+        """The stage of the next step, from the (stage, success rate) of every step so far, in order."""
+        index, rates = 0, []
+        for stage_name, rate in history:
+            stage = self.stages[index]
+            if stage_name != stage.name:
+                raise ValueError(f"the run's step {len(rates) + 1} of stage {stage.name!r} is logged as stage "
+                                 f"{stage_name!r}; resume with the same curriculum")
+            rates.append(rate)
+            recent = rates[-SUCCESS_WINDOW:]
+            reached = (stage.advance_at is not None and len(recent) == SUCCESS_WINDOW and None not in recent
+                       and sum(recent) / SUCCESS_WINDOW >= stage.advance_at)  # type: ignore[arg-type]
+            if index < len(self.stages) - 1 and (len(rates) >= stage.steps or reached):
+                index, rates = index + 1, []
+        return self.stages[index].name
 
     def pools(self, tasks: Sequence[Task], field: str) -> dict[str, list[Task]]:
         """Each stage's tasks, in their stable order. A stage that selects nothing is an error."""
