@@ -54,3 +54,37 @@ def test_the_server_backend_needs_its_address() -> None:
         GRPOConfig(env="triage", generation_backend="server")
     with pytest.raises(ValueError, match="generation_url is only for generation_backend server"):
         GRPOConfig(env="triage", generation_url="http://127.0.0.1:1/v1")
+
+
+def test_rollout_workers_on_ray_sample_from_each_steps_adapter_and_train_on_the_returned_tokens(
+        tiny_model_dir: Path, tmp_path: Path) -> None:
+    """--rollout-workers 2 on a real single-node Ray, each worker a client of the generation server: every request
+    names the adapter the trainer loaded for its step, and each step trains on exactly the ids the server returned
+    for it. (Sampled rollouts differ from in-process ones: a sampling seed is drawn per generate call, and the
+    workers' calls hold other rows; eval's Ray test shows identity where the policy is deterministic.)"""
+    ray = pytest.importorskip("ray")
+    # the relay environment lives in this test folder: the workers import it from there
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).parent)}})
+    model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
+    try:
+        with TokenServerStub(load_local(str(tiny_model_dir))) as server:
+            config = GRPOConfig(env="relay", model=str(tiny_model_dir), roles=["writer"], group_size=2,
+                                tasks_per_step=2, max_new_tokens=8, steps=2, checkpoint_every=2,
+                                output_dir=tmp_path / "run", eval_tasks=0, generation_backend="server",
+                                generation_url=server.base_url, rollout_workers=2)
+            result = train(config, target=RELAY, base=BaseModel(model, tokenizer, model_id))
+        assert ray.is_initialized()  # a Ray the run did not start is left running
+    finally:
+        ray.shutdown()
+    assert [name for name, _ in server.loaded] == ["grpo-step-1", "grpo-step-2"]
+    by_step: dict[str, list[int]] = {}
+    for request, ids in zip(server.requests, server.generated):
+        by_step.setdefault(request["model"], []).append(len(ids))
+    assert sorted(by_step) == ["grpo-step-1", "grpo-step-2"]  # steps never overlap: the driver waits for each
+    for step, record in enumerate(result.metrics, 1):
+        lengths = by_step[f"grpo-step-{step}"]
+        assert len(lengths) == record["samples"] == 8  # 2 tasks x 2 episodes x 2 writer turns
+        assert record["completion_tokens_mean"] == pytest.approx(sum(lengths) / len(lengths))
+    with pytest.raises(ValueError, match="rollout_workers needs generation_backend server"):
+        GRPOConfig(env="relay", rollout_workers=2)

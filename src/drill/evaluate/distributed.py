@@ -28,7 +28,7 @@ from drill.core.rollout import run_episodes
 from drill.core.rubric import Rubric
 from drill.core.types import Episode, Task
 
-__all__ = ["RayUnavailable", "RolloutWorker", "ray_player"]
+__all__ = ["RayPool", "RayUnavailable", "RolloutWorker", "ray_player"]
 
 
 class RayUnavailable(RuntimeError):
@@ -36,20 +36,68 @@ class RayUnavailable(RuntimeError):
 
 
 class RolloutWorker:
-    """One rollout worker: plays chunks of jobs for any policy spec (run as a Ray actor by `ray_player`)."""
+    """One rollout worker: plays chunks of jobs for a policy key (run as a Ray actor by `RayPool`). It builds the
+    policies of a key once (`build_policies`, shipped to it by Ray's serializer) and keeps the latest few."""
 
-    def __init__(self, make_env: Callable[[], Env], rubric: Rubric,
-                 build_policies: Callable[[str], Mapping[str, Policy]], max_turns: int) -> None:
+    def __init__(self, make_env: Callable[[], Env], build_policies: Callable[[str], Mapping[str, Policy]],
+                 max_turns: int) -> None:
         self.make_env = make_env
-        self.rubric = rubric
         self.build_policies = build_policies
         self.max_turns = max_turns
         self.policies: dict[str, Mapping[str, Policy]] = {}
 
-    def play(self, spec: str, jobs: Sequence[tuple[Task, int]]) -> list[Episode]:
-        if spec not in self.policies:
-            self.policies[spec] = self.build_policies(spec)
-        return run_episodes(self.make_env, jobs, self.policies[spec], self.rubric, self.max_turns)
+    def play(self, key: str, jobs: Sequence[tuple[Task, int]], rubric: Rubric) -> list[Episode]:
+        if key not in self.policies:
+            if len(self.policies) >= 8:  # a training run asks for a new key every step
+                self.policies.pop(next(iter(self.policies)))
+            self.policies[key] = self.build_policies(key)
+        return run_episodes(self.make_env, jobs, self.policies[key], rubric, self.max_turns)
+
+
+class RayPool:
+    """N `RolloutWorker` actors for the length of a `with` block: a local Ray started with N CPUs (or the cluster
+    at `address`), shut down at the end if this pool started it."""
+
+    def __init__(self, make_env: Callable[[], Env], build_policies: Callable[[str], Mapping[str, Policy]],
+                 workers: int, address: str | None = None, max_turns: int = 1000) -> None:
+        if workers < 1:
+            raise ValueError(f"Ray rollouts need at least 1 worker, got {workers}")
+        self.make_env, self.build_policies, self.workers = make_env, build_policies, workers
+        self.address, self.max_turns = address, max_turns
+        self.actors: list[Any] = []
+        self.started = False
+
+    def __enter__(self) -> RayPool:
+        ray = require_ray()
+        self.started = start(self.workers, self.address)
+        actor = ray.remote(num_cpus=1)(RolloutWorker)
+        self.actors = [actor.remote(self.make_env, self.build_policies, self.max_turns) for _ in range(self.workers)]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        ray = require_ray()
+        for worker in self.actors:
+            ray.kill(worker)
+        self.actors = []
+        if self.started:
+            ray.shutdown()
+
+    def play(self, key: str, jobs: Sequence[tuple[Task, int]], rubric: Rubric, batch: int,
+             on_episode_done: Callable[[Episode], None] | None = None) -> list[Episode]:
+        """Every job for the policies of `key`, in chunks of `batch` handed to the workers in turn; the episodes
+        in job order. A worker's exception is raised here, with its traceback."""
+        ray = require_ray()
+        chunks = [list(jobs[i:i + batch]) for i in range(0, len(jobs), batch)]
+        pending = {self.actors[n % self.workers].play.remote(key, chunk, rubric): n for n, chunk in enumerate(chunks)}
+        results: dict[int, list[Episode]] = {}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            index = pending.pop(done[0])
+            results[index] = ray.get(done[0])
+            for episode in results[index]:
+                if on_episode_done is not None:
+                    on_episode_done(episode)
+        return [e for n in range(len(chunks)) for e in results[n]]
 
 
 def require_ray() -> Any:
@@ -87,31 +135,12 @@ def ray_player(build_policies: Callable[[str], Mapping[str, Policy]], workers: i
              jobs: Sequence[tuple[Task, int]], rubric: Rubric, batch: int, max_turns: int = 1000,
              on_policy: Callable[[str], None] | None = None,
              on_episode_done: Callable[[Episode], None] | None = None) -> dict[str, list[Episode]]:
-        ray = require_ray()
-        started = start(workers, address)
-        try:
-            actor = ray.remote(num_cpus=1)(RolloutWorker)
-            pool = [actor.remote(make_env, rubric, build_policies, max_turns) for _ in range(workers)]
-            played: dict[str, list[Episode]] = {}
+        played: dict[str, list[Episode]] = {}
+        with RayPool(make_env, build_policies, workers, address, max_turns) as pool:
             for name in policies:
                 if on_policy is not None:
                     on_policy(name)
-                chunks = [list(jobs[i:i + batch]) for i in range(0, len(jobs), batch)]
-                pending = {pool[n % workers].play.remote(name, chunk): n for n, chunk in enumerate(chunks)}
-                results: dict[int, list[Episode]] = {}
-                while pending:
-                    done, _ = ray.wait(list(pending), num_returns=1)
-                    index = pending.pop(done[0])
-                    results[index] = ray.get(done[0])  # a worker's exception is raised here, with its traceback
-                    for episode in results[index]:
-                        if on_episode_done is not None:
-                            on_episode_done(episode)
-                played[name] = [e for n in range(len(chunks)) for e in results[n]]
-            for worker in pool:
-                ray.kill(worker)
-            return played
-        finally:
-            if started:
-                ray.shutdown()
+                played[name] = pool.play(name, jobs, rubric, batch, on_episode_done)
+        return played
 
     return play

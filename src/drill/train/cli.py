@@ -93,6 +93,8 @@ def train(
     bf16: bool | None = typer.Option(None, "--bf16/--no-bf16", help=H("bf16")),
     generation_backend: str | None = typer.Option(None, "--generation-backend", help=H("generation_backend")),
     generation_url: str | None = typer.Option(None, "--generation-url", help=H("generation_url")),
+    rollout_workers: int | None = typer.Option(None, "--rollout-workers", help=H("rollout_workers")),
+    ray_address: str | None = typer.Option(None, "--ray-address", help=H("ray_address")),
     store: str | None = typer.Option(None, "--store", help=H("store")),
     memory: str | None = typer.Option(None, "--memory", help=H("memory")),
     memory_k: int | None = typer.Option(None, "--memory-k", help=H("memory_k")),
@@ -114,7 +116,7 @@ def train(
         "checkpoint_every": checkpoint_every, "keep_checkpoints": keep_checkpoints, "eval_tasks": eval_tasks,
         "device": device, "bf16": bf16, "generation_backend": generation_backend,
         "generation_url": generation_url, "audit_every": audit_every, "store": store, "memory": memory,
-        "memory_k": memory_k,
+        "memory_k": memory_k, "rollout_workers": rollout_workers, "ray_address": ray_address,
         "audit_stop": audit_stop or None,
     }
     given = {k: v for k, v in given.items() if v is not None}

@@ -126,6 +126,12 @@ class GRPOConfig:
     audit_every: int = _help(
         0, "Run the reward-hacking detectors (drill.audit.detectors) every N steps and print what they find; 0: never.")
     audit_stop: bool = _help(False, "Stop the run when the detectors find something (with audit_every).")
+    rollout_workers: int = _help(
+        0, "Play each step's episodes on this many Ray rollout workers (pip install 'drill[ray]'), each with its own "
+           "environments and a client of the generation server (needs generation_backend server); 0: in this "
+           "process.")
+    ray_address: str | None = _help(None, "A Ray cluster for the rollout workers (e.g. auto or ray://head:10001); "
+                                          "default a local Ray started for the run.")
     # -- memory (drill.memory) --------------------------------------------------------------------
     store: str | None = _help(None, "Write every rollout episode to this trajectory store (SQLite; created if "
                                     "missing), method grpo@STEP, success judged against the oracle as drill eval does.")
@@ -168,6 +174,15 @@ class GRPOConfig:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
         if not self.temperature > 0:
             problems.append(f"temperature must be > 0 for rollouts, got {self.temperature}")
+        if self.rollout_workers < 0:
+            problems.append(f"rollout_workers must be >= 0, got {self.rollout_workers}")
+        if self.rollout_workers and self.generation_backend != "server":
+            problems.append("rollout_workers needs generation_backend server: each worker is a client of the "
+                            "generation server (the model being trained stays in this process)")
+        if self.ray_address and not self.rollout_workers:
+            problems.append("ray_address needs rollout_workers N (how many workers to start on the cluster)")
+        if self.rollout_workers and self.memory is not None:
+            problems.append("memory runs with in-process rollouts only (rollout_workers 0)")
         if self.memory_k < 0:
             problems.append(f"memory_k must be >= 0, got {self.memory_k}")
         if self.memory is not None and not Path(self.memory).is_file():

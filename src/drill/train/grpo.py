@@ -45,6 +45,7 @@ Where this departs from the papers (GRPO: Shao et al. 2024; Dr. GRPO: Liu et al.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import random
@@ -148,7 +149,14 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
                          "has none")
     history = [(r["stage"], r.get("success")) for r in metrics.read()]  # the curriculum's input, resumed too
 
-    with progress_bar() as progress:
+    pool = None  # --rollout-workers: each step's episodes played by Ray actors calling the generation server
+    if config.rollout_workers:
+        from drill.evaluate.distributed import RayPool
+        from drill.train.rollouts import server_step_policies
+
+        pool = RayPool(target.make_env, server_step_policies(config, base, target, roles, prompting),
+                       config.rollout_workers, config.ray_address, config.max_turns)
+    with progress_bar() as progress, pool or contextlib.nullcontext():
         bar = progress.add_task("GRPO", total=config.steps, completed=start)
         for step in range(start + 1, config.steps + 1):
             started = time.perf_counter()
@@ -160,7 +168,11 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
             jobs = [(task, episode_seed(config.seed, step, k)) for k, task in enumerate(tasks)
                     for _ in range(config.group_size)]
             # 2. score: run_episodes scores every episode with this step's rubric
-            episodes = run_episodes(target.make_env, jobs, generate(step), rubric, config.max_turns)
+            policies = generate(step)  # binds this step's adapter to the generation engine
+            if pool is not None:  # one chunk of the step's jobs per worker, episodes back in job order
+                episodes = pool.play(str(step), jobs, rubric, -(-len(jobs) // config.rollout_workers))
+            else:
+                episodes = run_episodes(target.make_env, jobs, policies, rubric, config.max_turns)
             rollout_s = time.perf_counter() - started
             success_rate = None
             if measure_success:  # half the oracle's total on the same task and seed, as drill eval judges it

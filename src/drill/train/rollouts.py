@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTar
         chat, bind_adapter = _server_rollouts(config, model, base, output_dir)
     else:
         chat = TransformersChatModel(model, base.tokenizer, base.model_id)
-    info = PolicyInfo(name="grpo-rollout", kind="lora", model=base.model_id, load_status="training")
+    info = rollout_info(base.model_id)
     scripted = {role: target.baselines[config.scripted_policy]() for role in target.roles if role not in roles}
     memory = run_memory(config, target)
 
@@ -66,6 +67,51 @@ def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTar
         return {role: trained if role in roles else scripted[role] for role in target.roles}
 
     return policies
+
+
+@dataclass(frozen=True)
+class ServerStepPolicies:
+    """The policies of one training step, built inside a Ray rollout worker from the step number alone: the trained
+    roles call the generation server with that step's adapter (`grpo-step-N`, which the trainer loaded before
+    the step) and sampling seed, exactly as `rollout_policies` builds them in-process; the other roles play the
+    scripted baseline. Shipped to the workers once, by Ray's serializer."""
+
+    url: str
+    tokenizer: Any
+    model_id: str
+    max_new_tokens: int
+    temperature: float
+    seed: int
+    prompting: dict[str, Any]
+    roles: tuple[str, ...]
+    all_roles: tuple[str, ...]
+    scripted: Callable[[], Policy] | None
+
+    def __call__(self, key: str) -> dict[str, Policy]:
+        from drill.models.token_server import TokenServerChatModel
+
+        step = int(key)
+        chat = TokenServerChatModel(self.model_id, self.url, self.tokenizer, self.model_id)
+        chat.adapter = f"grpo-step-{step}"
+        sampling = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature,
+                                  seed=step_sampling_seed(self.seed, step))
+        trained = LLMPolicy(chat, rollout_info(self.model_id), PolicyOptions(sampling=sampling, **self.prompting))
+        scripted = self.scripted() if self.scripted is not None and set(self.roles) != set(self.all_roles) else None
+        return {role: trained if role in self.roles else scripted for role in self.all_roles}  # type: ignore[misc]
+
+
+def server_step_policies(config: GRPOConfig, base: Any, target: TrainTarget, roles: Sequence[str],
+                         prompting: dict[str, Any]) -> ServerStepPolicies:
+    """What Ray rollout workers build each step's policies from (`config.rollout_workers`)."""
+    assert config.generation_url is not None  # the config requires it with rollout_workers
+    return ServerStepPolicies(url=config.generation_url, tokenizer=base.tokenizer, model_id=base.model_id,
+                              max_new_tokens=config.max_new_tokens, temperature=config.temperature, seed=config.seed,
+                              prompting=prompting, roles=tuple(roles), all_roles=tuple(target.roles),
+                              scripted=target.baselines.get(config.scripted_policy))
+
+
+def rollout_info(model_id: str) -> PolicyInfo:
+    return PolicyInfo(name="grpo-rollout", kind="lora", model=model_id, load_status="training")
 
 
 def run_memory(config: GRPOConfig, target: TrainTarget) -> Any:
