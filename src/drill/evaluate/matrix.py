@@ -21,7 +21,7 @@ from rich.console import Console
 from drill.console import console
 from drill.core.env import Env
 from drill.core.policy import Policy
-from drill.core.rollout import run_episodes
+from drill.core.rollout import fewer_collections, run_episodes
 from drill.core.rubric import Rubric
 from drill.core.spec import EnvSpec
 from drill.core.types import Episode, PolicyInfo, Task
@@ -39,16 +39,19 @@ def model_label(policies: Mapping[str, PolicyInfo]) -> str:
 def play(make_env: Callable[[], Env], policies: Mapping[str, Mapping[str, Policy]], jobs: Sequence[tuple[Task, int]],
          rubric: Rubric, batch: int, max_turns: int = 1000, on_policy: Callable[[str], None] | None = None,
          on_episode_done: Callable[[Episode], None] | None = None) -> dict[str, list[Episode]]:
-    """Every job for every policy spec (a policy per role), scored; the episodes per spec, in job order."""
+    """Every job for every policy spec (a policy per role), scored; the episodes per spec, in job order. The
+    garbage collector's first generation stays raised across the batches (`fewer_collections`), so the deferred
+    collection runs once, not after every batch."""
     played: dict[str, list[Episode]] = {}
-    for name, by_role in policies.items():
-        if on_policy is not None:
-            on_policy(name)
-        episodes: list[Episode] = []
-        for start in range(0, len(jobs), batch):
-            episodes += run_episodes(make_env, jobs[start:start + batch], by_role, rubric, max_turns,
-                                     on_episode_done=on_episode_done)
-        played[name] = episodes
+    with fewer_collections():
+        for name, by_role in policies.items():
+            if on_policy is not None:
+                on_policy(name)
+            episodes: list[Episode] = []
+            for start in range(0, len(jobs), batch):
+                episodes += run_episodes(make_env, jobs[start:start + batch], by_role, rubric, max_turns,
+                                         on_episode_done=on_episode_done)
+            played[name] = episodes
     return played
 
 
