@@ -58,7 +58,7 @@ from drill.models.policy import LLMPolicy, PolicyOptions, render_call
 from drill.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from drill.train.config import GRPOConfig
 from drill.train.metrics import MetricsLog, plot_learning_curve
-from drill.train.samples import Sample, episode_samples, micro_batch_logprobs, micro_batches
+from drill.train.samples import Sample, episode_samples, micro_batch_logprobs, micro_batches, token_budget
 from drill.train.target import TrainTarget
 
 
@@ -161,7 +161,9 @@ def nll_update(model: Any, optimizer: torch.optim.Optimizer, params: list[torch.
     """One optimizer step on the mean NLL per completion token of `samples` (each weighted by its advantage,
     1 for plain SFT); returns the loss, the completion tokens and the gradient norm. Stops on a non-finite loss."""
     optimizer.zero_grad(set_to_none=True)
-    batches = micro_batches(samples, config.micro_batch_size, pad_id)
+    device = next(model.parameters()).device
+    batches = micro_batches(samples, config.micro_batch_size, pad_id,
+                            token_budget(config.micro_batch_tokens, model, device))  # --micro-batch-tokens
     tokens = sum(len(s.completion_ids) for s in samples)
     loss_sum = 0.0
     for batch in batches:
