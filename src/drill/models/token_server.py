@@ -81,10 +81,10 @@ class TokenServerChatModel:
     def load_adapter(self, name: str, folder: Path) -> None:
         """Register the LoRA adapter in `folder` as `name` with the server, unload the previous one, and name it in
         every later request. ModelCallError with the server's answer when it refuses."""
-        self._post("/load_lora_adapter", {"lora_name": name, "lora_path": str(Path(folder).resolve())}, json=False)
+        self._post("/load_lora_adapter", {"lora_name": name, "lora_path": str(Path(folder).resolve())}, answer=False)
         previous, self.adapter = self.adapter, name
         if previous is not None and previous != name:
-            self._post("/unload_lora_adapter", {"lora_name": previous}, json=False)
+            self._post("/unload_lora_adapter", {"lora_name": previous}, answer=False)
 
     def _complete(self, prompt: list[int], params: SamplingParams, row: int) -> Generation:
         request: dict[str, Any] = {
@@ -116,9 +116,10 @@ class TokenServerChatModel:
         text_ids = ids[:-1] if ids and ids[-1] in self.stop_token_ids else ids
         return Generation(text=self.tokenizer.decode(text_ids, skip_special_tokens=False), prompt_token_ids=prompt,
                           token_ids=ids, logprobs=[float(x) for x in logprobs] if len(logprobs) == len(ids) else [],
-                          model=self.adapter or self.served_model, finish_reason="stop" if finish == "stop" else finish)
+                          model=self.adapter or self.served_model, finish_reason=finish)
 
-    def _post(self, path: str, body: dict[str, Any], json: bool = True) -> Any:
+    def _post(self, path: str, body: dict[str, Any], answer: bool = True) -> Any:
+        """POST `body` as JSON; the JSON answer when `answer`, else nothing (vLLM's LoRA routes answer plain text)."""
         import httpx
 
         try:
@@ -128,7 +129,7 @@ class TokenServerChatModel:
         if response.status_code >= 400:
             raise ModelCallError(f"server:{self.served_model} at {self.base_url}{path} answered "
                                  f"{response.status_code}: {response.text[:300]}")
-        if not json:
+        if not answer:
             return None
         try:
             return response.json()

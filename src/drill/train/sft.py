@@ -16,7 +16,8 @@ gives what SFT adds: where the episodes come from and how many epochs.
    `heuristic`), a model policy (`llm`, `lora:PATH`, sampled at `config.temperature`), `results:PATH`, the
    episodes of a `results.json`/`heldout.json` replayed through the environment (test-split episodes in
    it are dropped and counted), or `store:PATH`, the successful training-split episodes of a trajectory
-   store (`drill eval --store`, LATS finds included; `drill.memory`) with the same env options. Episodes scoring below `min_reward` are dropped.
+   store (`drill eval --store`, LATS finds included; `drill.memory`) with the same env options. Episodes
+   scoring below `min_reward` are dropped.
 2. **Samples, rendered as the policy prompts.** `TeacherForcedPolicy` plays the source's actions and
    records each trained turn as the LLM policy would have produced it: the prompt ids are
    `LLMPolicy.conversation` rendered by the model's chat template (same instructions, tool listing,
