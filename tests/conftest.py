@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # tests are offline: Ray's usage report stays off
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_drill_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
