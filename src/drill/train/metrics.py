@@ -88,13 +88,15 @@ def plot_learning_curve(records: Sequence[dict[str, Any]], path: Path, title: st
     top.set_title(title)
     top.grid(alpha=0.3)
     top.legend(fontsize=8)
-    for name in reward_components(records):
+    components = reward_components(records)
+    for name in components:
         bottom.plot(steps, [r.get(f"{REWARD_PREFIX}{name}") for r in records], marker="o", markersize=2, label=name)
     bottom.set_xlabel("step")
     bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     bottom.set_ylabel("mean component value")
     bottom.grid(alpha=0.3)
-    bottom.legend(fontsize=7, ncol=3)
+    if components:  # a stage without reward components (SFT's NLL) draws no lines to label
+        bottom.legend(fontsize=7, ncol=3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp.png")
