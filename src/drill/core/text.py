@@ -34,21 +34,11 @@ def printable(text: str, limit: int = ECHO_CHARS) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def _no_surrogates(value: Any) -> bool:
-    if isinstance(value, str):
-        return _SURROGATE.search(value) is None
-    if isinstance(value, dict):
-        return all(_no_surrogates(k) and _no_surrogates(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return all(_no_surrogates(v) for v in value)
-    return True
-
-
 def json_safe(value: Any) -> Any:
     """`value` with lone surrogates in any string (keys included) escaped as `\\udXXX`, for UTF-8 JSON output."""
     if isinstance(value, str):
         return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value) if _SURROGATE.search(value) else value
-    if _no_surrogates(value):  # the common case: nothing to escape, nothing to copy
+    if _acceptable(value):  # the common case (no surrogate, nor any other hostile text): nothing to escape or copy
         return value
     if isinstance(value, dict):
         return {json_safe(k): json_safe(v) for k, v in value.items()}

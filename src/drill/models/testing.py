@@ -78,7 +78,8 @@ class _LoopbackServer:
         self._thread: threading.Thread | None = None
 
     def handle(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
-        raise NotImplementedError
+        """The (status, JSON payload) for one POST; every concrete server defines it."""
+        raise NotImplementedError(f"{type(self).__name__} must define handle(path, body, headers)")
 
     @property
     def base_url(self) -> str:

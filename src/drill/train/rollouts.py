@@ -57,9 +57,7 @@ def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTar
 
     def policies(step: int) -> dict[str, Policy]:
         bind_adapter(step)
-        sampling = SamplingParams(max_new_tokens=config.max_new_tokens, temperature=config.temperature,
-                                  seed=step_sampling_seed(config.seed, step))
-        trained: LLMPolicy = LLMPolicy(chat, info, PolicyOptions(sampling=sampling, **prompting))
+        trained = step_policy(chat, info, config.max_new_tokens, config.temperature, config.seed, prompting, step)
         if memory is not None:
             from drill.memory.policy import MemoryPolicy
 
@@ -93,9 +91,8 @@ class ServerStepPolicies:
         step = int(key)
         chat = TokenServerChatModel(self.model_id, self.url, self.tokenizer, self.model_id)
         chat.adapter = f"grpo-step-{step}"
-        sampling = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature,
-                                  seed=step_sampling_seed(self.seed, step))
-        trained = LLMPolicy(chat, rollout_info(self.model_id), PolicyOptions(sampling=sampling, **self.prompting))
+        trained = step_policy(chat, rollout_info(self.model_id), self.max_new_tokens, self.temperature, self.seed,
+                              self.prompting, step)
         scripted = self.scripted() if self.scripted is not None and set(self.roles) != set(self.all_roles) else None
         return {role: trained if role in self.roles else scripted for role in self.all_roles}  # type: ignore[misc]
 
@@ -110,7 +107,17 @@ def server_step_policies(config: GRPOConfig, base: Any, target: TrainTarget, rol
                               scripted=target.baselines.get(config.scripted_policy))
 
 
+def step_policy(chat: Any, info: PolicyInfo, max_new_tokens: int, temperature: float, seed: int,
+                prompting: dict[str, Any], step: int) -> LLMPolicy:
+    """The trained roles' policy for `step`: `chat` sampled with the step's seed, prompted as `prompting` says
+    (in-process and in a Ray rollout worker alike)."""
+    sampling = SamplingParams(max_new_tokens=max_new_tokens, temperature=temperature,
+                              seed=step_sampling_seed(seed, step))
+    return LLMPolicy(chat, info, PolicyOptions(sampling=sampling, **prompting))
+
+
 def rollout_info(model_id: str) -> PolicyInfo:
+    """What every rollout episode records for the trained roles."""
     return PolicyInfo(name="grpo-rollout", kind="lora", model=model_id, load_status="training")
 
 
