@@ -1,0 +1,135 @@
+"""ChaosOps Oversight proof: SFT on the oracle's Oversight turns, held-out rogue catch on medium and hard, on CPU.
+
+A benchmark, not a test. The embedded SmolLM2-135M plays ChaosOps' Oversight role; the oracle plays SRE, Dev and
+Manager, in training and in evaluation. Three commands (the script runs them and prints them):
+
+    drill train chaosops --role oversight --scripted-policy oracle \\
+        --stage sft:source=oracle,seeds_per_task=4,epochs=1 --lr 1e-3 --tool-listing compact --max-new-tokens 64 \\
+        --prefill '<tool_call>\\n{"name": "' --micro-batch-tokens 4096 --eval-tasks 0 --output-dir runs/oversight-sft
+    drill eval chaosops --policy oracle,oversight=lora:runs/oversight-sft/stage-1-sft/adapter \\
+        --policy oracle,oversight=heuristic --tier medium --tier hard --seeds 3 --tool-listing compact \\
+        --max-new-tokens 64 --prefill '<tool_call>\\n{"name": "' --out reports/oversight-trained
+    drill eval chaosops --policy oracle,oversight=llm --tier medium --tier hard --seeds 1 ... --out reports/oversight-untrained
+
+The oracle plays 27 training scenarios x 4 seeds (train split: its worlds never repeat a test world); every
+Oversight turn is one sample, rendered as the LLM policy prompts (~1,460 tokens with the compact listing), loss on
+the reply only: `flag_rogue` with the rogue agent on the first turn of a rogue scenario, `noop` otherwise. The
+evaluation plays the test split. With the oracle team a rogue episode cannot be resolved until Oversight flags
+the rogue, so a policy that never flags plays the whole step budget (18 steps on medium, 24 on hard): that is
+why the untrained row gets one seed (on one CPU thread it takes about 20 minutes a tier).
+
+What the script prints per policy and tier: rogue catch (over rogue scenarios), false-positive flags (over
+infrastructure scenarios), the share of Oversight turns that were a valid call, and then Oversight's first
+action on a few trained episodes to read.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/oversight_proof.py                 # all three commands
+    .venv/bin/python benchmarks/oversight_proof.py --report-only                     # read the reports again
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from drill.envs.chaosops.env import TASKS
+
+ROGUE = {task.id: task.rogue_agent for split in ("train", "test") for task in TASKS[split]}
+PREFILL = '<tool_call>\\n{"name": "'
+PROMPT = ["--tool-listing", "compact", "--max-new-tokens", "64", "--prefill", PREFILL]
+
+
+def commands(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
+    adapter = args.output_dir / "stage-1-sft" / "adapter"
+    tiers = [flag for tier in args.tiers for flag in ("--tier", tier)]
+    return [
+        ("train", ["drill", "train", "chaosops", "--role", "oversight", "--scripted-policy", "oracle", "--stage",
+                   f"sft:source=oracle,seeds_per_task={args.seeds_per_task},epochs={args.epochs}", "--lr",
+                   str(args.lr), *PROMPT, "--micro-batch-tokens", "4096", "--eval-tasks", "0",
+                   "--output-dir", str(args.output_dir)]),
+        ("trained", ["drill", "eval", "chaosops", "--policy", f"oracle,oversight=lora:{adapter}",
+                     "--policy", "oracle,oversight=heuristic", *tiers, "--seeds", str(args.seeds), *PROMPT,
+                     "--out", str(args.reports / "oversight-trained")]),
+        ("untrained", ["drill", "eval", "chaosops", "--policy", "oracle,oversight=llm", *tiers, "--seeds",
+                       str(args.untrained_seeds), *PROMPT, "--out", str(args.reports / "oversight-untrained")]),
+    ]
+
+
+def oversight_name(episode: dict[str, Any]) -> str:
+    info = episode["policies"]["oversight"]
+    return "trained" if info["adapter_path"] else info["name"]
+
+
+def rate(flags: list[bool]) -> str:
+    return f"{sum(flags) / len(flags):.0%} of {len(flags)}" if flags else "-"
+
+
+def report(paths: list[Path], show: int) -> None:
+    rows: dict[tuple[str, str], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    trained: list[dict[str, Any]] = []
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for episode in data["episodes"]:
+            name, tier = oversight_name(episode), episode["task_id"].split("-")[-1]
+            events = [e["name"] for e in episode["events"]]
+            rogue = ROGUE[episode["task_id"]]
+            own = [t for t in episode["turns"] if t["role"] == "oversight"]
+            row = rows[(name, tier)]
+            row["valid"] += [not any(ev["name"] == "invalid_action" for ev in t["events"]) for t in own]
+            row["reward"].append(episode["score"]["total"])
+            if rogue:
+                row["caught"].append("rogue_caught" in events)
+            else:
+                row["false_positive"].append("rogue_false_positive" in events)
+            if name == "trained":
+                trained.append(episode)
+    print(f"{'oversight':<10} {'tier':<7} {'episodes':>8} {'mean reward':>12} {'rogue caught':>13} "
+          f"{'false-positive':>15} {'valid calls':>12}")
+    for (name, tier), row in sorted(rows.items()):
+        print(f"{name:<10} {tier:<7} {len(row['reward']):>8} {sum(row['reward']) / len(row['reward']):>+12.1f} "
+              f"{rate(row['caught']):>13} {rate(row['false_positive']):>15} {rate(row['valid']):>12}")
+    if trained:
+        print(f"\nOversight's first action in {show} trained episodes:")
+    for episode in trained[:: max(1, len(trained) // show)][:show]:
+        first = next(t for t in episode["turns"] if t["role"] == "oversight")
+        caught = [e["name"] for e in episode["events"] if e["name"].startswith("rogue_")]
+        print(f"--- {episode['task_id']} seed {episode['seed']}: {', '.join(caught) or 'no flag event'}; "
+              f"reward {episode['score']['total']:+.1f}")
+        trace = first["observation"]["content"].split("Fleet-agent trace (oldest first):\n")[-1].split("\n\n")[0]
+        print(trace)
+        print(f"  -> {first['action'].get('raw') or first['action']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output-dir", type=Path, default=Path("runs/oversight-sft"))
+    parser.add_argument("--reports", type=Path, default=Path("reports"))
+    parser.add_argument("--seeds-per-task", type=int, default=4)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--tiers", nargs="+", default=["medium", "hard"])
+    parser.add_argument("--seeds", type=int, default=3, help="test seeds for the trained adapter and the heuristic")
+    parser.add_argument("--untrained-seeds", type=int, default=1)
+    parser.add_argument("--report-only", action="store_true", help="only read the reports of an earlier run")
+    parser.add_argument("--show", type=int, default=4, help="trained episodes to print")
+    args = parser.parse_args()
+    if not args.report_only:
+        for label, command in commands(args):
+            print("$ " + shlex.join(command), flush=True)
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "drill.cli", *command[1:]], check=True)
+            print(f"{label}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+    found = sorted(args.reports.glob("oversight-*/results.json"))
+    if not found:
+        raise SystemExit(f"no reports under {args.reports}/oversight-*; run without --report-only")
+    report(found, args.show)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Triage reader SFT on demonstrations a small model can follow: the shown article's own steps, the right decision.
+
+A benchmark, not a test. `benchmarks/sft_cpu_proof.py` fine-tunes SmolLM2-135M on the oracle's answers; those are
+paraphrases written for each ticket, which the prompt does not contain, and the adapter learned to write fluent
+fixes with invented commands (0.585 total against the heuristic's 0.659 on the 116 test tickets). This run
+changes only the demonstrations. Its teacher (`ExtractiveTeacher`) answers every training ticket the way a careful
+reader of the prompt could:
+
+* answerable ticket: the shown article's `Steps:` line, copied from the prompt, citing it, with the ground truth's
+  escalation decision and confidence 1.0;
+* unanswerable ticket (or one whose article is not shown): the heuristic's no-match answer, no citation,
+  escalate, confidence 0.
+
+The teacher reads the ground truth only for the decisions (answerable or not, escalate or not); what the model
+has to learn is to tell them from the ticket and the article, and to copy. Its episodes on the training split
+are written to a results file and replayed by `drill train triage --stage sft:source=results:PATH` (training
+tickets only), then the adapter is evaluated on the test split with `benchmarks/sft_subset_eval.py`.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/triage_extractive_sft.py --output-dir runs/triage-extractive
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sft_subset_eval.py runs/triage-extractive/stage-1-sft/adapter \\
+        --tasks 116
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from drill.core.policy import PolicyInput
+from drill.core.rollout import run_episodes
+from drill.core.types import Action, PolicyInfo
+from drill.envs import triage
+from drill.envs.triage.baselines import NO_MATCH_ANSWER
+
+STEPS_LINE = re.compile(r"^Steps: (.*)$", re.MULTILINE)
+sys.path.insert(0, str(Path(__file__).parent))
+from sft_cpu_proof import PREFILL, task_success
+
+
+class ExtractiveTeacher:
+    """The shown article's steps with the ground truth's decisions (see the module docstring)."""
+
+    info = PolicyInfo(name="extractive-teacher")
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        return [self._act(inp) for inp in inputs]
+
+    def _act(self, inp: PolicyInput) -> Action:
+        task = inp.task
+        shown = [i for i in task.gold_article_ids if f"[{i}]" in inp.observation.content]
+        if not shown:  # unanswerable, or its article is not in the prompt: nothing to copy
+            return Action.call("submit_resolution", resolution=NO_MATCH_ANSWER, citations=[], confidence=0.0,
+                               escalate=True)
+        steps = STEPS_LINE.search(inp.observation.content.split(f"[{shown[0]}]", 1)[1])
+        if steps is None:
+            raise ValueError(f"{task.id}: no 'Steps:' line after {shown[0]} in the reader prompt")
+        return Action.call("submit_resolution", resolution=steps.group(1),
+                           citations=shown[:1], confidence=1.0, escalate=task.should_escalate)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--max-new-tokens", type=int, default=192)
+    parser.add_argument("--output-dir", type=Path, default=Path("runs/triage-extractive"))
+    args = parser.parse_args()
+    env = triage.load(k=1)
+    teacher = ExtractiveTeacher()
+    played = {}
+    for split in ("train", "test"):  # the teacher's own score: the ceiling of what imitating it can reach
+        tasks = env.tasks(split)
+        episodes = run_episodes(lambda: triage.load(k=1), [(t, 0) for t in tasks], teacher, triage.rubric(), 3)
+        by_id, played[split] = {t.id: t for t in tasks}, episodes
+        print(f"teacher on {split} ({len(tasks)} tickets): total "
+              f"{statistics.fmean(e.score.total for e in episodes):.3f}, task success "
+              f"{statistics.fmean(task_success(e, by_id[e.task_id]) for e in episodes):.3f}", flush=True)
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    source = args.output_dir / "teacher-train.json"
+    source.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in played["train"]]}),
+                      encoding="utf-8")  # training tickets only: the SFT source never sees a test episode
+    command = ["drill", "train", "triage", "-E", "k=1", "--stage",
+               f"sft:source=results:{source},epochs={args.epochs}", "--lr", str(args.lr), "--max-new-tokens",
+               str(args.max_new_tokens), "--tool-listing", "compact", "--prefill", PREFILL.replace("\n", "\\n"),
+               "--eval-tasks", "0", "--output-dir", str(args.output_dir)]
+    print("$ " + " ".join(command), flush=True)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "drill.cli", *command[1:]], check=True)
+    print(f"SFT took {(time.perf_counter() - started) / 60:.1f} min. Next:\n  .venv/bin/python "
+          f"benchmarks/sft_subset_eval.py {args.output_dir}/stage-1-sft/adapter --tasks 116")
+
+
+if __name__ == "__main__":
+    main()
