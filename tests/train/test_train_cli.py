@@ -97,3 +97,13 @@ def test_prompt_options_reach_the_config_and_the_printed_eval_command_reproduces
     assert flags["-E"] == "k=1" and flags["--tool-listing"] == "compact" and flags["--demos"] == "2"
     assert unescape(flags["--prefill"]) == config.prefill and flags["--max-new-tokens"] == "128"
     assert "drill eval triage --policy lora:" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("stage", [[], ["--stage", "sft:source=oracle"]])
+def test_a_model_that_does_not_load_is_one_line_not_a_traceback(stage: list[str], tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-model"
+    result = runner.invoke(app, ["train", "triage", "--model", str(missing), *stage, "--output-dir",
+                                 str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert f"cannot load model '{missing}'" in " ".join(result.output.split())
+    assert "Traceback" not in result.output and not isinstance(result.exception, ValueError)

@@ -141,6 +141,7 @@ def train(
     if stage:
         given["stages"] = list(stage)
 
+    from drill.models.base import ModelLoadError
     from drill.train.grpo import TrainingStopped, plan_run
     from drill.train.grpo import train as run_training
 
@@ -160,6 +161,8 @@ def train(
             run_stages(config)
         except (TrainingStopped, FloatingPointError) as exc:
             fatal(f"{exc} (resume with --resume after changing the settings)")
+        except ModelLoadError as exc:  # a --model or lora: path that does not load: one line, not a traceback
+            usage_error(" ".join(str(exc).split()))
         return
     try:
         plan = plan_run(config)
@@ -169,6 +172,8 @@ def train(
         fatal(str(exc))
     try:
         result = run_training(config, target=plan.target)
+    except ModelLoadError as exc:
+        usage_error(" ".join(str(exc).split()))
     except TrainingStopped as exc:
         fatal(f"{exc} (metrics so far: {config.output_dir / 'metrics.jsonl'}; resume from the last checkpoint "
               "with --resume after changing the settings)")
