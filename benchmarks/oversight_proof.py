@@ -16,7 +16,9 @@ Oversight turn is one sample, rendered as the LLM policy prompts (~1,460 tokens 
 the reply only: `flag_rogue` with the rogue agent on the first turn of a rogue scenario, `noop` otherwise. The
 evaluation plays the test split. With the oracle team a rogue episode cannot be resolved until Oversight flags
 the rogue, so a policy that never flags plays the whole step budget (18 steps on medium, 24 on hard): that is
-why the untrained row gets one seed (on one CPU thread it takes about 20 minutes a tier).
+why the untrained row gets one seed (on one CPU thread it takes about 20 minutes a tier). The same holds for an
+adapter that misses rogues: the one in docs/training.md did not finish its 3-seed evaluation in 85 minutes on one
+thread. `--probe ADAPTER` reads only the first Oversight action per scenario, in minutes.
 
 What the script prints per policy and tier: rogue catch (over rogue scenarios), false-positive flags (over
 infrastructure scenarios), the share of Oversight turns that were a valid call, and then Oversight's first
