@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -69,17 +70,17 @@ def text_reply(content: Callable[[dict[str, Any]], str]) -> Reply:
     return lambda request: (200, chat_completion({"content": content(request)}, model=request.get("model", "stub")))
 
 
-class _LoopbackServer:
+class _LoopbackServer(ABC):
     """A JSON-over-HTTP server on 127.0.0.1 in a thread of the standard library's HTTP server; subclasses answer
-    `handle(path, body) -> (status, payload)`. Use it as a context manager."""
+    `handle(path, body, headers) -> (status, payload)`. Use it as a context manager."""
 
     def __init__(self) -> None:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
+    @abstractmethod
     def handle(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
         """The (status, JSON payload) for one POST; every concrete server defines it."""
-        raise NotImplementedError(f"{type(self).__name__} must define handle(path, body, headers)")
 
     @property
     def base_url(self) -> str:
@@ -91,7 +92,7 @@ class _LoopbackServer:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 status, payload = stub.handle(self.path, body, {k.lower(): v for k, v in self.headers.items()})
                 data = json.dumps(payload).encode()
