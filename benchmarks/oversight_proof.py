@@ -38,7 +38,7 @@ import shlex
 import subprocess
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +49,40 @@ PREFILL = '<tool_call>\\n{"name": "'
 PROMPT = ["--tool-listing", "compact", "--max-new-tokens", "64", "--prefill", PREFILL]
 
 
+ROGUE_FAILURES = sorted({task.id.split("-")[0] for task in TASKS["train"] if task.rogue_agent})
+INFRA_FAILURES = sorted({task.id.split("-")[0] for task in TASKS["train"] if not task.rogue_agent})
+
+
+def data_commands(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
+    """--balanced: the oracle on the training split, rogue scenarios at more seeds than infrastructure ones."""
+    out = []
+    for label, failures, seeds in (("rogue", ROGUE_FAILURES, args.rogue_seeds),
+                                   ("infra", INFRA_FAILURES, args.infra_seeds)):
+        flags = [flag for failure in failures for flag in ("--failure", failure)]
+        out.append((f"data-{label}", ["drill", "eval", "chaosops", "--split", "train", "--policy", "oracle", *flags,
+                                      "--seeds", str(seeds), "--out", str(args.output_dir / f"data-{label}")]))
+    return out
+
+
+def merge_data(args: argparse.Namespace) -> Path:
+    """One results file of both data runs' episodes, the SFT source; prints what Oversight does in it."""
+    episodes = [e for label in ("rogue", "infra")
+                for e in json.loads((args.output_dir / f"data-{label}" / "results.json").read_text())["episodes"]]
+    tools = Counter(t["action"]["tool"] for e in episodes for t in e["turns"] if t["role"] == "oversight")
+    print(f"balanced data: {len(episodes)} oracle episodes, Oversight turns {dict(tools)}")
+    path = args.output_dir / "teacher-train.json"
+    path.write_text(json.dumps({"episodes": episodes}), encoding="utf-8")
+    return path
+
+
 def commands(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
     adapter = args.output_dir / "stage-1-sft" / "adapter"
     tiers = [flag for tier in args.tiers for flag in ("--tier", tier)]
+    source = (f"results:{args.output_dir / 'teacher-train.json'}" if args.balanced
+              else f"oracle,seeds_per_task={args.seeds_per_task}")
     return [
         ("train", ["drill", "train", "chaosops", "--role", "oversight", "--scripted-policy", "oracle", "--stage",
-                   f"sft:source=oracle,seeds_per_task={args.seeds_per_task},epochs={args.epochs}", "--lr",
+                   f"sft:source={source},epochs={args.epochs}", "--lr",
                    str(args.lr), *PROMPT, "--micro-batch-tokens", "4096", "--eval-tasks", "0",
                    "--output-dir", str(args.output_dir)]),
         ("trained", ["drill", "eval", "chaosops", "--policy", f"oracle,oversight=lora:{adapter}",
@@ -137,6 +165,14 @@ def probe(adapter: Path, split: str, seeds: list[int], tiers: list[str]) -> None
               f"{action.tool if action.parse_error is None else 'unparseable'} {flagged or ''} ({verdict})")
 
 
+def run_all(commands: list[tuple[str, list[str]]]) -> None:
+    for label, command in commands:
+        print("$ " + shlex.join(command), flush=True)
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "drill.cli", *command[1:]], check=True)
+        print(f"{label}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output-dir", type=Path, default=Path("runs/oversight-sft"))
@@ -149,6 +185,13 @@ def main() -> None:
     parser.add_argument("--untrained-seeds", type=int, default=1)
     parser.add_argument("--report-only", action="store_true", help="only read the reports of an earlier run")
     parser.add_argument("--show", type=int, default=4, help="trained episodes to print")
+    parser.add_argument("--balanced", action="store_true",
+                        help="train on oracle episodes with rogue scenarios at --rogue-seeds, infrastructure ones at "
+                             "--infra-seeds (instead of every scenario at --seeds-per-task)")
+    parser.add_argument("--rogue-seeds", type=int, default=8)
+    parser.add_argument("--infra-seeds", type=int, default=2)
+    parser.add_argument("--only", nargs="+", choices=("train", "trained", "untrained"),
+                        help="run only these commands (default all)")
     parser.add_argument("--probe", type=Path, help="only print this adapter's first Oversight action per scenario")
     parser.add_argument("--probe-split", choices=("train", "test"), default="test")
     parser.add_argument("--probe-seeds", type=int, nargs="+", default=[0])
@@ -157,15 +200,15 @@ def main() -> None:
         probe(args.probe, args.probe_split, args.probe_seeds, args.tiers)
         return
     if not args.report_only:
-        for label, command in commands(args):
-            print("$ " + shlex.join(command), flush=True)
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "drill.cli", *command[1:]], check=True)
-            print(f"{label}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+        if args.balanced and (not args.only or "train" in args.only):
+            run_all(data_commands(args))
+            merge_data(args)
+        run_all([(label, c) for label, c in commands(args) if not args.only or label in args.only])
     found = sorted(args.reports.glob("oversight-*/results.json"))
     if not found:
         raise SystemExit(f"no reports under {args.reports}/oversight-*; run without --report-only")
     report(found, args.show)
+
 
 
 if __name__ == "__main__":

@@ -166,3 +166,26 @@ def test_role_assignment() -> None:
         parse_role_assignment("boss=oracle", roles)
     with pytest.raises(ValueError, match="no policy"):
         parse_role_assignment("sre=oracle", roles)
+
+
+def test_trusted_records_equal_constructed_ones_in_value_dump_and_copy() -> None:
+    fields = {"role": "sre", "content": "text", "step": 3, "tools": [], "instructions": "brief", "error": None}
+    trusted, built = Observation.trusted(**fields), Observation.model_construct(**fields)
+    assert trusted == built == Observation(**fields)
+    assert trusted.model_dump_json() == built.model_dump_json()
+    assert trusted.model_fields_set == built.model_fields_set
+    copy = trusted.model_copy(update={"step": 4})
+    assert copy.step == 4 and trusted.step == 3
+    with pytest.raises(TypeError, match=r"needs every field; missing \['data'\]"):
+        Event.trusted(name="resolved", step=1, role=None)
+
+
+def test_a_policy_that_returns_something_else_than_an_action_is_named() -> None:
+    class Sloppy:
+        info = PolicyInfo(name="sloppy")
+
+        def act(self, inputs):  # type: ignore[no-untyped-def]
+            return [{"tool": "press", "arguments": {"button": "green"}} for _ in inputs]
+
+    with pytest.raises(TypeError, match="policy sloppy returned a dict, not an Action"):
+        run_episodes(ButtonEnv, [(ButtonEnv().tasks()[0], 0)], Sloppy())  # type: ignore[arg-type]

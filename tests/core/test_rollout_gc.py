@@ -42,3 +42,50 @@ def test_a_failing_run_restores_the_thresholds() -> None:
     with pytest.raises(RuntimeError, match="boom"):
         run_episodes(_broken_env, [(object(), 0)], {})  # type: ignore[arg-type, list-item]
     assert gc.get_threshold() == before
+
+
+def test_scripted_play_turns_the_collector_off_and_leaves_no_cyclic_garbage() -> None:
+    """Scripted ChaosOps (every policy, every tier) makes no reference cycles: what the scripted fast path (collector
+    off, records moved to the oldest generation untraced) relies on. The collector is back on afterwards."""
+    from drill.envs import chaosops
+    from drill.envs.chaosops.env import TASKS
+
+    seen: list[bool] = []
+
+    class Watching:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+            self.info = inner.info  # type: ignore[attr-defined]
+
+        def act(self, inputs):  # type: ignore[no-untyped-def]
+            seen.append(gc.isenabled())
+            return self.inner.act(inputs)  # type: ignore[attr-defined]
+
+    assert gc.isenabled()
+    gc.collect()
+    jobs = [(task, seed) for task in TASKS["test"] for seed in range(2)]
+    for name in ("random", "heuristic", "oracle"):
+        policy = Watching(chaosops.baselines[name]())
+        episodes = run_episodes(chaosops.load, jobs, policy, chaosops.rubric())  # type: ignore[arg-type]
+        assert len(episodes) == len(jobs)
+    assert seen and not any(seen)  # off while the scripted episodes ran
+    assert gc.isenabled()
+    assert gc.collect() == 0  # nothing cyclic was left behind
+
+
+def test_a_model_policy_keeps_the_collector_on() -> None:
+    from drill.core.types import PolicyInfo
+    from drill.envs import chaosops
+    from drill.envs.chaosops.env import TASKS
+
+    seen: list[bool] = []
+
+    class ModelLike:
+        info = PolicyInfo(name="model-like", kind="llm")
+
+        def act(self, inputs):  # type: ignore[no-untyped-def]
+            seen.append(gc.isenabled())
+            return [chaosops.baselines["oracle"]().act([inp])[0] for inp in inputs]
+
+    run_episodes(chaosops.load, [(TASKS["test"][0], 0)], ModelLike())  # type: ignore[arg-type]
+    assert seen and all(seen)

@@ -6,7 +6,8 @@ They are pydantic models because every one of them crosses a process boundary at
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from operator import attrgetter, countOf
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
@@ -16,8 +17,30 @@ EventValue = str | int | float | bool | None | list[str]
 """An event payload value. Lists of ids are lists, never JSON or space-joined text inside a string."""
 
 
+_NAME = attrgetter("name")
+_new = object.__new__
+_set = object.__setattr__
+
+
 class Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def trusted(cls, **fields: Any) -> Self:
+        """A record built from values the code itself made, without validation: `model_construct` with every field
+        given, minus its per-field pass over defaults (3 to 4 times faster). For hot paths only (an environment's
+        observation and events, the rollout's turns); every field must be given, and agent input never comes this
+        way. A test holds it equal to `model_construct` in value, dump and copy."""
+        if len(fields) != len(cls.__pydantic_fields__):
+            missing = sorted(set(cls.__pydantic_fields__) - set(fields))
+            raise TypeError(f"{cls.__name__}.trusted needs every field; missing {missing}, "
+                            f"unknown {sorted(set(fields) - set(cls.__pydantic_fields__))}")
+        record = _new(cls)
+        _set(record, "__dict__", fields)
+        _set(record, "__pydantic_fields_set__", set(fields))
+        _set(record, "__pydantic_extra__", None)
+        _set(record, "__pydantic_private__", None)
+        return record
 
 
 class ToolSpec(Record):
@@ -165,4 +188,4 @@ class Episode(Record):
         return [e for e in self.events if e.name == name]
 
     def count(self, name: str) -> int:
-        return sum(1 for e in self.events if e.name == name)
+        return countOf(map(_NAME, self.events), name)  # the loop in C: rubrics count several names per episode

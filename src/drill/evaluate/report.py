@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+from pydantic_core import PydanticSerializationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -40,15 +42,25 @@ an env's structured view (ChaosOps'), which holds the facts of the text."""
 def write_results(path: Path, meta: Mapping[str, Any], summary: Sequence[Mapping[str, Any]],
                   episodes: Iterable[Episode]) -> None:
     """results.json: run metadata, the summary rows of the table, and every episode with its score (compact JSON:
-    no indentation; observations without their repeated tool lists)."""
+    no indentation; observations without their repeated tool lists).
+
+    The episodes are encoded by pydantic's serializer in one call (5x faster than dumping dicts with `json`).
+    It refuses text it cannot write as UTF-8 (a lone surrogate in a model's generation); such a report is then
+    written the slower way, with `json`, which escapes it (`\\ud800`): no text is lost either way."""
+    records = list(episodes)
+    head = json.dumps({"meta": dict(meta), "summary": [dict(row) for row in summary]}, separators=(",", ":"))
     with fewer_collections():  # many small records, all alive until written: no point tracing them again and again
-        payload = {
-            "meta": dict(meta),
-            "summary": [dict(row) for row in summary],
-            "episodes": [e.model_dump(mode="json", exclude=_REPORT_EXCLUDE) for e in episodes],
-        }
-        text = json.dumps(payload, separators=(",", ":"))
-    atomic_write_text(path, text)
+        try:
+            body = _EPISODES.dump_json(records, exclude={"__all__": _REPORT_EXCLUDE}).decode("utf-8")
+        except PydanticSerializationError as exc:
+            if "surrogates not allowed" not in str(exc):
+                raise
+            body = json.dumps([e.model_dump(mode="json", exclude=_REPORT_EXCLUDE) for e in records],
+                              separators=(",", ":"))
+    atomic_write_text(path, f'{head[:-1]},"episodes":{body}}}')
+
+
+_EPISODES = TypeAdapter(list[Episode])
 
 
 def progress_bar(disable: bool = False) -> Progress:

@@ -18,6 +18,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from drill.core import Action, Observation, Policy, PolicyInfo, PolicyInput, Turn, random_arguments
 from drill.envs.chaosops.env import ChaosOpsObservation, ChaosOpsTask, build_world
@@ -123,18 +124,18 @@ def _remedy(service: str, kinds: list[str], view: RoleView, logs: str | None, tr
     for s in view.health:
         if s.name == service:
             replicas, baseline = s.replicas, s.baseline_replicas
-    candidates: list[Action] = []
+    candidates: list[tuple[str, dict[str, Any]]] = []  # (tool, arguments); only the chosen one becomes an Action
     if "LowReplicas" in kinds:
-        candidates.append(Action.call("scale", service=service, replicas=min(12, max(baseline, replicas + 1))))
+        candidates.append(("scale", {"service": service, "replicas": min(12, max(baseline, replicas + 1))}))
     if "DiskAlmostFull" in kinds:
-        candidates.append(Action.call("scale", service=service, replicas=min(12, replicas + 1)))
+        candidates.append(("scale", {"service": service, "replicas": min(12, replicas + 1)}))
     if logs is not None and _ROLLBACK_HINT.search(logs):
-        candidates.append(Action.call("rollback", service=service))
-    candidates += [Action.call("restart", target=service), Action.call("rollback", service=service),
-                   Action.call("scale", service=service, replicas=min(12, replicas + 1))]
-    for action in candidates:
-        if tried[(action.tool, service)] < _MAX_TRIES:
-            return action
+        candidates.append(("rollback", {"service": service}))
+    candidates += [("restart", {"target": service}), ("rollback", {"service": service}),
+                   ("scale", {"service": service, "replicas": min(12, replicas + 1)})]
+    for tool, arguments in candidates:
+        if tried[(tool, service)] < _MAX_TRIES:
+            return Action.call(tool, **arguments)
     return None
 
 
@@ -225,17 +226,19 @@ class OraclePolicy:
             tool, target = next((o for o in fix.options if o[0] != "scale"), fix.options[0])
             settled = not fix.settle_first or (done_steps and done_steps[-1].step < step)
             if tool != "flag_rogue" and settled:
-                return self._fix(task, inp.seed, tool, target)
+                return self._fix(inp, tool, target)
         if role == "sre" and mitigated:
             return Action.call("communicate", to="manager", message="All clear: the incident is mitigated.")
         return Action.call("noop")
 
     @staticmethod
-    def _fix(task: ChaosOpsTask, seed: int, tool: str, target: str) -> Action:
+    def _fix(inp: PolicyInput, tool: str, target: str) -> Action:
         if tool == "escalate":
             return Action.call("escalate", team=target, summary="payments routing points at a drained pool")
-        if tool == "scale":
-            baseline = build_world(task, seed).services[target].baseline_replicas
+        if tool == "scale":  # back to the baseline: the acting role's view shows it, else the world's ground truth
+            view = inp.observation.view if isinstance(inp.observation, ChaosOpsObservation) else None
+            shown = [s.baseline_replicas for s in view.health if s.name == target] if view is not None else []
+            baseline = shown[0] if shown else build_world(inp.task, inp.seed).services[target].baseline_replicas
             return Action.call("scale", service=target, replicas=baseline)
         return Action.call(tool, **{"target" if tool == "restart" else "service": target})
 

@@ -156,7 +156,7 @@ def build_world(task: ChaosOpsTask, seed: int) -> WorldSim:
 class ChaosOpsObservation(Observation):
     """An Observation that also carries the role's structured view (`view`), for scripted policies.
 
-    The environment builds it without validation (`model_construct`: it is trusted and on the hot path); it
+    The environment builds it without validation (`Record.trusted`: it is trusted and on the hot path); it
     serializes (as nested lists and objects) and parses back, so a served ChaosOps gives a client's heuristic
     the same view. Reports leave it out (`drill.evaluate.report.write_results`): it holds the facts of `content`.
     """
@@ -230,7 +230,7 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
         else:
             outcome = world.resolve(role, arguments["summary"])
         step = world.step
-        events = [Event(name=name, step=step, role=role, data=data) for name, data in outcome.events]
+        events = [Event.trusted(name=name, step=step, role=role, data=data) for name, data in outcome.events]
         self._last[role] = LastResult(step, outcome.feedback, tool, arguments)
         return self._finish(events, outcome.done)
 
@@ -250,12 +250,12 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
         done = resolved
         if not resolved and self._turn == len(ROLES) - 1:
             step = world.step
-            events += [Event(name=name, step=step, data=data) for name, data in world.tick()]
+            events += [Event.trusted(name=name, step=step, role=None, data=data) for name, data in world.tick()]
             if step >= task.step_budget:
                 events.append(Event(name="budget_exhausted", step=step))
                 done = True
         self._turn = 0 if done else (self._turn + 1) % len(ROLES)
-        return StepResult(observation=self._observation(error, done), events=events, done=done)
+        return StepResult.trusted(observation=self._observation(error, done), events=events, done=done)
 
     def _observation(self, error: str | None = None, done: bool = False) -> ChaosOpsObservation:
         world, task, role = self.world, self._task, self.acting_role
@@ -268,6 +268,6 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
                        f"{role}. (Text view off: this environment was loaded with text_views=False.)")
         if done:
             content = "The episode is over.\n\n" + content
-        return ChaosOpsObservation.model_construct(
+        return ChaosOpsObservation.trusted(
             role=role, content=content, step=min(world.step, task.step_budget), tools=TOOL_SPECS,
             instructions=BRIEFS[role], error=error, view=role_view(world, role, task.step_budget, last))
