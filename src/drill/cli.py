@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from drill import registry
-from drill.audit.commands import register_audit
+from drill.core.spec import EnvSpec
 from drill.evaluate.commands import register
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -15,31 +17,44 @@ eval_app = typer.Typer(no_args_is_help=True, help="Evaluate policies on an envir
 watch_app = typer.Typer(no_args_is_help=True, help="Watch one episode turn by turn.")
 app.add_typer(eval_app, name="eval")
 app.add_typer(watch_app, name="watch")
-try:
-    register(eval_app, watch_app, app, list(registry.specs().values()))
-    register_audit(app, list(registry.specs().values()))
-except registry.RegistryError as _exc:  # a broken third-party registration: one line naming it, exit 2
-    import sys
 
+
+def _one_environment(argv: list[str]) -> EnvSpec | None:
+    """The bundled environment of `drill eval ENV ...` or `drill watch ENV ...`: then only its commands are built
+    (importing every environment was a third of the start-up). Anything else (help, train, serve, audit, a plugin,
+    an environment's own commands) builds them all."""
+    if len(argv) > 2 and argv[1] in ("eval", "watch"):
+        return registry.bundled(argv[2])
+    return None
+
+
+try:
+    _ONLY = _one_environment(sys.argv)
+    if _ONLY is not None:
+        register(eval_app, watch_app, app, [_ONLY])
+    else:
+        from drill.audit.commands import register_audit
+
+        register(eval_app, watch_app, app, list(registry.specs().values()))
+        register_audit(app, list(registry.specs().values()))
+except registry.RegistryError as _exc:  # a broken third-party registration: one line naming it, exit 2
     from drill.console import err_console
 
     err_console.print(f"[bold red]error:[/] {_exc}", highlight=False, soft_wrap=True)
     sys.exit(2)
 
-from drill.serve.command import serve_app  # noqa: E402
+if _ONLY is None:
+    from drill.serve.command import serve_app
+    from drill.train import cli as train_cli
 
-app.add_typer(serve_app(list(registry.specs().values())), name="serve")
-from drill.train import cli as train_cli  # noqa: E402
-
-app.command("train")(train_cli.train)
+    app.add_typer(serve_app(list(registry.specs().values())), name="serve")
+    app.command("train")(train_cli.train)
 
 
 def main() -> None:
     """Entry point. A model backend failing mid-run (server down, request rejected), a reward component
     failing (an answer judge that cannot be reached), or a Ray cluster that cannot be reached ends the command
     with one line and exit 1."""
-    import sys
-
     from drill.console import err_console
     from drill.core.rubric import RubricError
     from drill.evaluate.distributed import RayUnavailable

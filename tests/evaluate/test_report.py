@@ -33,3 +33,27 @@ def test_a_lone_surrogate_in_a_generation_is_escaped_not_lost(tmp_path: Path) ->
     raw = (tmp_path / "results.json").read_text(encoding="utf-8")
     assert "call \\ud800" in raw
     assert json.loads(raw)["episodes"][0]["turns"][0]["action"]["generation"]["text"] == "call \ud800"
+
+
+def test_the_chart_process_draws_and_its_errors_reach_the_caller(tmp_path: Path) -> None:
+    import sys
+
+    import pytest
+
+    from drill.evaluate.report import chart_process, grouped_bar_chart
+
+    rows = [{"x": tier, "policy": p, "value": v} for tier in ("easy", "hard") for p, v in (("a", 1.0), ("b", 2.0))]
+    with chart_process() as pool:
+        assert (pool is None) == (sys.platform != "linux")
+        if pool is None:
+            pytest.skip("the chart process is Linux only")
+        drawn = pool.submit(grouped_bar_chart, tmp_path / "c.png", rows, group="x", series="policy", value="value",
+                            title="t", ylabel="y")
+        broken = pool.submit(grouped_bar_chart, tmp_path / "d.png", [{**rows[0], "value": "high"}], group="x",
+                             series="policy", value="value", title="t", ylabel="y")
+        drawn.result()
+        with pytest.raises(TypeError):
+            broken.result()
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not (tmp_path / "d.png").exists()
+    with chart_process(enabled=False) as none:
+        assert none is None

@@ -134,3 +134,21 @@ def test_a_broken_registration_is_named_in_the_error(tmp_path: Path) -> None:
     done = _drill(env, "eval", "--help")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "the entry point 'guess' (guess_env:rubric) is a function, not a drill.core.EnvSpec" in done.stderr
+
+
+def test_bundled_imports_one_environment_and_gives_what_get_gives() -> None:
+    assert registry.bundled("chaosops") is registry.get("chaosops")
+    assert registry.bundled("nope") is None and registry.bundled("../chaosops") is None and registry.bundled("") is None
+    done = subprocess.run([sys.executable, "-c", (
+        "import sys; sys.argv = ['drill', 'eval', 'chaosops', '--help']; import drill.cli; "
+        "print(' '.join(sorted({m.split('.')[2] for m in sys.modules if m.startswith('drill.envs.')})))")],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["chaosops"]  # `drill eval chaosops` imports no other environment
+
+
+def test_a_plugin_named_like_a_bundled_environment_is_still_checked(tmp_path: Path) -> None:
+    """`drill eval chaosops` with a plugin of that name takes the full path, which reads every registration."""
+    env = _plugin_path(tmp_path, "chaosops = guess_env:SPEC")
+    done = _drill(env, "eval", "chaosops", "--seeds", "1")
+    assert done.returncode == 2 and "the entry point 'chaosops' names a spec called 'guess'" in done.stderr

@@ -141,8 +141,9 @@ def _run_episodes(
                     raise TypeError(f"policy {policy.info.name} returned a {type(action).__name__}, not an Action")
                 r = running[i]
                 result = r.env.step(action)
-                r.turns.append(Turn.trusted(index=len(r.turns), role=r.observation.role, observation=r.observation,
-                                            action=action, events=result.events, policy=policy.info.name))
+                r.turns.append(Turn.trusted(index=len(r.turns), role=r.observation.role,
+                                            observation=r.observation, action=action, events=result.events,
+                                            policy=policy.info.name))
                 r.events.extend(result.events)
                 r.observation = result.observation
                 if result.done:

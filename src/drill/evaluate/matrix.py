@@ -25,7 +25,7 @@ from drill.core.rollout import fewer_collections, run_episodes
 from drill.core.rubric import Rubric
 from drill.core.spec import EnvSpec
 from drill.core.types import Episode, PolicyInfo, Task
-from drill.evaluate.report import grouped_bar_chart, progress_bar, summary_table, write_results
+from drill.evaluate.report import chart_process, grouped_bar_chart, progress_bar, summary_table, write_results
 from drill.policies import policy_label
 
 
@@ -114,38 +114,50 @@ def evaluate(spec: EnvSpec, options: Mapping[str, Any], policies: Mapping[str, M
 
     With only scripted policies and no `keep_text`, the env's `text_option` (if it has one) is turned off: the
     episodes are the same, only the observation text nobody reads is not rendered."""
-    if spec.text_option and not keep_text and scripted_only(policies):
+    scripted = scripted_only(policies)
+    if spec.text_option and not keep_text and scripted:
         options = {**options, spec.text_option: False}
-    make_env = spec.make(options)
-    jobs = [(task, seed) for task in tasks for seed in range(seeds)]
-    with progress_bar(disable=quiet) as progress:
-        bar = progress.add_task(spec.name, total=len(jobs) * len(policies))
-        played = player(make_env, policies, jobs, rubric, spec.batch, max_turns,
-                      on_policy=lambda name: progress.update(bar, description=f"{spec.name} · {name}"),
-                      on_episode_done=lambda _: progress.advance(bar))
-    by_id = {t.id: t for t in tasks}
-    rows = summary_rows(spec, played, by_id)
-    columns = ["policy", *([spec.group_name] if spec.rows_by_group else []), "model", "episodes",
-               *(c.name for c in spec.columns)]
-    columns = [c for c in columns if any(row.get(c) not in (None, "—") for row in rows) or c in ("policy", "episodes")]
-    formats = {"episodes": str, **{c.name: c.format for c in spec.columns if c.format is not None}}
-    table = summary_table(title, rows, columns, formats)
-    if not quiet:
-        (console if console.is_terminal else Console(width=170)).print(table)  # pipes and logs get the whole table
-    files: list[Path] = []
-    if out is not None:
-        full_meta = {"env": spec.name, "options": dict(options), "tasks": len(tasks), "seeds": list(range(seeds)),
-                     "policies": list(policies), "weights": rubric.weights, **spec.notes, **(meta or {}),
-                     "command": " ".join(["drill", *sys.argv[1:]]),
-                     "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
-        if spec.group is not None:
-            full_meta[f"by_{spec.group_name}"] = _chart_rows(spec, played, by_id, "by_group")
-        write_results(out / "results.json", full_meta, rows, [e for eps in played.values() for e in eps])
-        files.append(out / "results.json")
-        for chart in spec.charts:
-            grouped_bar_chart(out / chart.filename, _chart_rows(spec, played, by_id, chart.kind), group="x",
-                              series="policy", value="value", title=chart.title, ylabel=chart.ylabel)
-            files.append(out / chart.filename)
+    # a scripted matrix played here takes about as long as importing matplotlib: import it in a second process
+    # meanwhile (not beside a Ray or memory player, whose threads and connections a fork should not copy)
+    with chart_process(out is not None and bool(spec.charts) and scripted and player is play) as charts:
+        make_env = spec.make(options)
+        jobs = [(task, seed) for task in tasks for seed in range(seeds)]
+        with progress_bar(disable=quiet) as progress:
+            bar = progress.add_task(spec.name, total=len(jobs) * len(policies))
+            played = player(make_env, policies, jobs, rubric, spec.batch, max_turns,
+                            on_policy=lambda name: progress.update(bar, description=f"{spec.name} · {name}"),
+                            on_episode_done=lambda _: progress.advance(bar))
+        by_id = {t.id: t for t in tasks}
+        rows = summary_rows(spec, played, by_id)
+        columns = ["policy", *([spec.group_name] if spec.rows_by_group else []), "model", "episodes",
+                   *(c.name for c in spec.columns)]
+        columns = [c for c in columns
+                   if any(row.get(c) not in (None, "—") for row in rows) or c in ("policy", "episodes")]
+        formats = {"episodes": str, **{c.name: c.format for c in spec.columns if c.format is not None}}
+        table = summary_table(title, rows, columns, formats)
         if not quiet:
-            console.print(f"wrote {' and '.join(str(f) for f in files)}", highlight=False)
+            (console if console.is_terminal else Console(width=170)).print(table)  # pipes and logs get the whole table
+        files: list[Path] = []
+        if out is not None:
+            drawn = []
+            for chart in spec.charts:  # drawn (in the chart process, if there is one) while results.json is written
+                arguments = (out / chart.filename, _chart_rows(spec, played, by_id, chart.kind))
+                settings = {"group": "x", "series": "policy", "value": "value", "title": chart.title,
+                            "ylabel": chart.ylabel}
+                if charts is not None:
+                    drawn.append(charts.submit(grouped_bar_chart, *arguments, **settings))
+                else:
+                    grouped_bar_chart(*arguments, **settings)
+            full_meta = {"env": spec.name, "options": dict(options), "tasks": len(tasks), "seeds": list(range(seeds)),
+                         "policies": list(policies), "weights": rubric.weights, **spec.notes, **(meta or {}),
+                         "command": " ".join(["drill", *sys.argv[1:]]),
+                         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+            if spec.group is not None:
+                full_meta[f"by_{spec.group_name}"] = _chart_rows(spec, played, by_id, "by_group")
+            write_results(out / "results.json", full_meta, rows, [e for eps in played.values() for e in eps])
+            for future in drawn:
+                future.result()  # a chart that failed raises here, with the drawing process's traceback
+            files = [out / "results.json", *(out / chart.filename for chart in spec.charts)]
+            if not quiet:
+                console.print(f"wrote {' and '.join(str(f) for f in files)}", highlight=False)
     return Report(rows=rows, episodes=played, files=files)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import sys
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +91,27 @@ def summary_table(title: str, rows: Sequence[Mapping[str, Any]], columns: Sequen
                 cells.append("—" if value is None else str(value))
         table.add_row(*cells)
     return table
+
+
+@contextmanager
+def chart_process(enabled: bool = True) -> Iterator[ProcessPoolExecutor | None]:
+    """A one-process pool, forked on entry, whose process imports matplotlib (0.3-0.4 s) while the block goes on
+    (playing a scripted matrix); submit `grouped_bar_chart` to it. Linux only (fork there is cheap, and the child
+    only imports and draws); None elsewhere or when not `enabled`: then the caller draws in its own process."""
+    if not enabled or sys.platform != "linux":
+        yield None
+        return
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=_import_matplotlib)
+    try:
+        pool.submit(int)  # a pool starts its process on the first job: start it now
+        yield pool
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _import_matplotlib() -> None:
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
 
 
 def grouped_bar_chart(path: Path, rows: Sequence[Mapping[str, Any]], group: str, series: str, value: str,
