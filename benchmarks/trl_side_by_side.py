@@ -3,11 +3,13 @@
 A benchmark, not a test. TRL is NOT a dependency of Drill: `pip install trl` into the venv first.
 
     .venv/bin/pip install trl
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/trl_side_by_side.py --steps 4
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/trl_side_by_side.py --steps 6
 
-The task: triage reader mode (k=1). The prompts are exactly the messages Drill's LLMPolicy sends
-(system prompt with the tool protocol, then the ticket and the article), given to TRL as a
-conversational dataset, so both render the same prompt tokens with the model's chat template. The
+The task: triage reader mode (k=1). The prompts are exactly the ones Drill's LLMPolicy renders (system prompt
+with the tool protocol, then the ticket and the article) with the prompt options that let the untrained model
+start (`--tool-listing compact` and the `submit_resolution` prefill, as in docs/training.md; `--plain-prompt`
+drops both). TRL gets each prompt as the text the model's chat template renders, prefill included (a
+text-prompt dataset), so both condition on the same text; TRL's completion is parsed after the prefill. The
 reward is the triage rubric total of the parsed reply, computed through
 `drill.envs.triage.reader_target().score`, the same path Drill's episodes take. Both trainers use the
 embedded SmolLM2-135M (fp32, CPU), LoRA r=16/alpha=32 on q,k,v,o, the same group size, learning
@@ -33,6 +35,7 @@ import torch
 GROUP = 4
 LR = 1e-3
 MAX_NEW_TOKENS = 96
+PREFILL = '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
 TEMPERATURE = 0.7
 KL_BETA = 0.04
 """Both compute the reference log-probabilities and train on every sample (with beta = 0 Drill would skip the
@@ -40,7 +43,7 @@ forward pass of zero-variance groups and TRL would not, which is a difference in
 LORA = {"r": 16, "lora_alpha": 32, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"], "lora_dropout": 0.0}
 
 
-def trl_run(steps: int, seed: int, output_dir: Path) -> tuple[float, list[float]]:
+def trl_run(steps: int, seed: int, output_dir: Path, plain: bool) -> tuple[float, list[float]]:
     """TRL GRPOTrainer; returns (seconds per step, reward per step)."""
     from datasets import Dataset
     from peft import LoraConfig
@@ -63,20 +66,22 @@ def trl_run(steps: int, seed: int, output_dir: Path) -> tuple[float, list[float]
     model.is_quantized = False
     from drill.models.local import TransformersChatModel
 
-    policy = LLMPolicy(TransformersChatModel(model, tokenizer, model_id), PolicyInfo(name="trl"), PolicyOptions())
+    chat = TransformersChatModel(model, tokenizer, model_id)
+    options = PolicyOptions() if plain else PolicyOptions(tool_listing="compact", prefill=PREFILL)
+    policy = LLMPolicy(chat, PolicyInfo(name="trl"), options)
     tasks = {t.id: t for t in target.tasks("train")}
     rows = []
     for task in tasks.values():
         observation = target.prompt(task, 0)
         conversation = policy.conversation(PolicyInput(task=task, seed=0, observation=observation, history=()))
-        rows.append({"prompt": conversation, "task_id": task.id, "episode_seed": 0})
+        rows.append({"prompt": chat.template.render(conversation, None), "task_id": task.id, "episode_seed": 0})
 
     def triage_total(prompts: list[Any], completions: list[Any], task_id: list[str], episode_seed: list[int],
                      **_: Any) -> list[float]:
         rewards = []
         for completion, tid, seed in zip(completions, task_id, episode_seed):
             text = completion[0]["content"] if isinstance(completion, list) else completion
-            episode = target.score(tasks[tid], seed, parse_action(text))
+            episode = target.score(tasks[tid], seed, parse_action(options.prefill + text))
             assert episode.score is not None
             rewards.append(episode.score.total)
         return rewards
@@ -108,14 +113,15 @@ def trl_run(steps: int, seed: int, output_dir: Path) -> tuple[float, list[float]
     return sum(timer.times) / len(timer.times), rewards
 
 
-def drill_run(steps: int, seed: int, output_dir: Path) -> tuple[float, list[float]]:
+def drill_run(steps: int, seed: int, output_dir: Path, plain: bool) -> tuple[float, list[float]]:
     from drill.train import GRPOConfig, train
 
+    prompt = {} if plain else {"tool_listing": "compact", "prefill": PREFILL}
     config = GRPOConfig(env="triage", env_options={"k": 1}, steps=steps, group_size=GROUP, tasks_per_step=1,
                         learning_rate=LR, max_new_tokens=MAX_NEW_TOKENS, temperature=TEMPERATURE, kl_beta=KL_BETA,
                         loss_type="grpo", advantage_scaling="group", lora_rank=LORA["r"], lora_alpha=LORA["lora_alpha"],
                         lora_target_modules=LORA["target_modules"], seed=seed, eval_tasks=0, output_dir=output_dir,
-                        checkpoint_every=steps)
+                        checkpoint_every=steps, **prompt)
     result = train(config)
     return (sum(r["step_s"] for r in result.metrics) / len(result.metrics),
             [r["reward/total"] for r in result.metrics])
@@ -126,14 +132,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output-dir", type=Path, default=Path("runs/trl-side-by-side"))
+    parser.add_argument("--plain-prompt", action="store_true", help="the JSON Schema listing and no prefill")
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f}")
     print(f"settings: triage reader k=1, SmolLM2-135M fp32 CPU, G={GROUP}, 1 prompt/step, lr={LR}, "
           f"max_new_tokens={MAX_NEW_TOKENS}, temperature={TEMPERATURE}, kl_beta={KL_BETA}, steps={args.steps}, "
-          "LoRA r=16 a=32 q,k,v,o")
-    drill_step, drill_rewards = drill_run(args.steps, args.seed, args.output_dir / "drill")
-    trl_step, trl_rewards = trl_run(args.steps, args.seed, args.output_dir / "trl")
+          f"LoRA r=16 a=32 q,k,v,o, prompt: {'schema listing, no prefill' if args.plain_prompt else 'compact listing + prefill'}")
+    drill_step, drill_rewards = drill_run(args.steps, args.seed, args.output_dir / "drill", args.plain_prompt)
+    trl_step, trl_rewards = trl_run(args.steps, args.seed, args.output_dir / "trl", args.plain_prompt)
     drill_mean = sum(drill_rewards) / len(drill_rewards)
     trl_mean = sum(trl_rewards) / len(trl_rewards)
     print(f"\n{'':<8} {'s/step':>8} {'mean reward':>12}  rewards per step")
