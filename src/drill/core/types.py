@@ -28,7 +28,7 @@ class Record(BaseModel):
     @classmethod
     def trusted(cls, **fields: Any) -> Self:
         """A record built from values the code itself made, without validation: `model_construct` with every field
-        given, minus its per-field pass over defaults (3 to 4 times faster). For hot paths only (an environment's
+        given, minus its per-field pass over defaults (about twice as fast). For hot paths only (an environment's
         observation and events, the rollout's turns); every field must be given, and agent input never comes this
         way. A test holds it equal to `model_construct` in value, dump and copy."""
         if len(fields) != len(cls.__pydantic_fields__):
