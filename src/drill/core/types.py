@@ -6,7 +6,8 @@ They are pydantic models because every one of them crosses a process boundary at
 
 from __future__ import annotations
 
-from operator import attrgetter, countOf
+from collections import Counter
+from operator import attrgetter
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
@@ -188,4 +189,11 @@ class Episode(Record):
         return [e for e in self.events if e.name == name]
 
     def count(self, name: str) -> int:
-        return countOf(map(_NAME, self.events), name)  # the loop in C: rubrics count several names per episode
+        """How many events are called `name`. Rubrics and summaries ask for several names per episode, so the
+        names are counted once and kept with the episode (for this `events` list: a copy with other events
+        counts again). The count is not a field: dumps, copies' fields and equality do not see it."""
+        cached = self.__dict__.get("_event_counts")
+        if cached is None or cached[0] is not self.events:
+            cached = (self.events, Counter(map(_NAME, self.events)))
+            self.__dict__["_event_counts"] = cached
+        return cached[1][name]
