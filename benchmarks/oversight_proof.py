@@ -20,6 +20,11 @@ why the untrained row gets one seed (on one CPU thread it takes about 20 minutes
 adapter that misses rogues: the one in docs/training.md did not finish its 3-seed evaluation in 85 minutes on one
 thread. `--probe ADAPTER` reads only the first Oversight action per scenario, in minutes.
 
+`--balanced` trains on a different mix: the oracle plays the training split's rogue scenarios at --rogue-seeds
+(8) and its infrastructure ones at --infra-seeds (2), through two `drill eval chaosops --split train` runs whose
+episodes are merged into one results file, the SFT source (`sft:source=results:PATH`). `--only` runs some of the
+commands (train, trained, untrained).
+
 What the script prints per policy and tier: rogue catch (over rogue scenarios), false-positive flags (over
 infrastructure scenarios), the share of Oversight turns that were a valid call, and then Oversight's first
 action on a few trained episodes to read.
@@ -28,6 +33,8 @@ action on a few trained episodes to read.
     .venv/bin/python benchmarks/oversight_proof.py --report-only                     # read the reports again
     .venv/bin/python benchmarks/oversight_proof.py --probe runs/oversight-sft/stage-1-sft/adapter \\
         --probe-split train --probe-seeds 0 1 --tiers easy medium hard              # first Oversight action only
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/oversight_proof.py --balanced --epochs 2 \\
+        --output-dir runs/oversight-balanced --reports reports/balanced --only train trained --seeds 1
 """
 
 from __future__ import annotations
