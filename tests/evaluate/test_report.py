@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from drill.core.types import Action, Episode, Generation, Observation, Turn
 from drill.envs import chaosops
 from drill.envs.chaosops.env import TASKS
@@ -38,8 +40,6 @@ def test_a_lone_surrogate_in_a_generation_is_escaped_not_lost(tmp_path: Path) ->
 def test_the_chart_process_draws_and_its_errors_reach_the_caller(tmp_path: Path) -> None:
     import sys
 
-    import pytest
-
     from drill.evaluate.report import chart_process, grouped_bar_chart
 
     rows = [{"x": tier, "policy": p, "value": v} for tier in ("easy", "hard") for p, v in (("a", 1.0), ("b", 2.0))]
@@ -57,3 +57,14 @@ def test_the_chart_process_draws_and_its_errors_reach_the_caller(tmp_path: Path)
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not (tmp_path / "d.png").exists()
     with chart_process(enabled=False) as none:
         assert none is None
+
+
+def test_where_no_process_pool_can_be_made_the_chart_is_drawn_in_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    from drill.evaluate import report
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise OSError("no semaphores in this sandbox")
+
+    monkeypatch.setattr(report, "ProcessPoolExecutor", refused)
+    with report.chart_process() as pool:
+        assert pool is None

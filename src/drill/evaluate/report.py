@@ -15,7 +15,14 @@ from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic_core import PydanticSerializationError
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from drill.core.rollout import fewer_collections
@@ -97,21 +104,29 @@ def summary_table(title: str, rows: Sequence[Mapping[str, Any]], columns: Sequen
 def chart_process(enabled: bool = True) -> Iterator[ProcessPoolExecutor | None]:
     """A one-process pool, forked on entry, whose process imports matplotlib (0.3-0.4 s) while the block goes on
     (playing a scripted matrix); submit `grouped_bar_chart` to it. Linux only (fork there is cheap, and the child
-    only imports and draws); None elsewhere or when not `enabled`: then the caller draws in its own process."""
+    only imports and draws); None elsewhere, when not `enabled`, or where a process pool cannot be made: then the
+    caller draws the same chart in its own process."""
     if not enabled or sys.platform != "linux":
         yield None
         return
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=_import_matplotlib)
+    pool: ProcessPoolExecutor | None = None
     try:
+        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=_import_matplotlib)
         pool.submit(int)  # a pool starts its process on the first job: start it now
+    except OSError:  # no process-shared semaphores or no fork here (some sandboxes): drawn in this process instead
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+        pool = None
+    try:
         yield pool
     finally:
-        pool.shutdown(cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
 
 
 def _import_matplotlib() -> None:
-    import matplotlib.backends.backend_agg  # noqa: F401
-    import matplotlib.figure  # noqa: F401
+    import matplotlib.backends.backend_agg
+    import matplotlib.figure  # noqa: F401  (imported for its side effect: the import is the work)
 
 
 def grouped_bar_chart(path: Path, rows: Sequence[Mapping[str, Any]], group: str, series: str, value: str,
