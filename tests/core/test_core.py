@@ -189,3 +189,11 @@ def test_a_policy_that_returns_something_else_than_an_action_is_named() -> None:
 
     with pytest.raises(TypeError, match="policy sloppy returned a dict, not an Action"):
         run_episodes(ButtonEnv, [(ButtonEnv().tasks()[0], 0)], Sloppy())  # type: ignore[arg-type]
+
+
+def test_episode_counts_follow_its_events_and_stay_out_of_dumps() -> None:
+    episode = Episode(env="x", task_id="t", seed=0, events=[Event(name="solved", step=0), Event(name="solved", step=1)])
+    assert episode.count("solved") == 2 and episode.count("nothing") == 0
+    assert "_event_counts" not in episode.model_dump() and episode == Episode(**episode.model_dump())
+    other = episode.model_copy(update={"events": [Event(name="solved", step=0)]})  # copies the kept counts too
+    assert other.count("solved") == 1 and episode.count("solved") == 2
