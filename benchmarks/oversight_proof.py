@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -82,16 +83,30 @@ def merge_data(args: argparse.Namespace) -> Path:
     return path
 
 
+def continue_run(args: argparse.Namespace) -> None:
+    """--continue-from RUN: copy RUN's complete stages into --output-dir, so `drill train --resume` skips them and
+    the new stage starts from RUN's last adapter (the same as one run with every stage)."""
+    folders = sorted(args.continue_from.glob("stage-*"), key=lambda f: int(f.name.split("-")[1]))
+    if len(folders) != len(args.earlier) or not all((f / "stage.json").is_file() for f in folders):
+        raise SystemExit(f"--continue-from {args.continue_from}: needs one --earlier-stage per complete stage "
+                         f"folder; found {[f.name for f in folders]}, given {len(args.earlier)} spec(s)")
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    for folder in folders:
+        if not (args.output_dir / folder.name).exists():
+            shutil.copytree(folder, args.output_dir / folder.name, ignore=shutil.ignore_patterns("checkpoints"))
+
+
 def commands(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
-    adapter = args.output_dir / "stage-1-sft" / "adapter"
     tiers = [flag for tier in args.tiers for flag in ("--tier", tier)]
     source = (f"results:{args.output_dir / 'teacher-train.json'}" if args.balanced
               else f"oracle,seeds_per_task={args.seeds_per_task}")
+    stages = [*args.earlier, f"sft:source={source},epochs={args.epochs},learning_rate={args.lr}"]
+    adapter = args.output_dir / f"stage-{len(stages)}-sft" / "adapter"
     return [
-        ("train", ["drill", "train", "chaosops", "--role", "oversight", "--scripted-policy", "oracle", "--stage",
-                   f"sft:source={source},epochs={args.epochs}", "--lr",
-                   str(args.lr), *PROMPT, "--micro-batch-tokens", "4096", "--eval-tasks", "0",
-                   "--output-dir", str(args.output_dir)]),
+        ("train", ["drill", "train", "chaosops", "--role", "oversight", "--scripted-policy", "oracle",
+                   *[flag for spec in stages for flag in ("--stage", spec)], *PROMPT, "--micro-batch-tokens",
+                   "4096", "--eval-tasks", "0", "--output-dir", str(args.output_dir),
+                   *(["--resume"] if args.earlier else [])]),
         ("trained", ["drill", "eval", "chaosops", "--policy", f"oracle,oversight=lora:{adapter}",
                      "--policy", "oracle,oversight=heuristic", *tiers, "--seeds", str(args.seeds), *PROMPT,
                      "--out", str(args.reports / "oversight-trained")]),
@@ -204,6 +219,10 @@ def main() -> None:
     parser.add_argument("--infra-seeds", type=int, default=2)
     parser.add_argument("--only", nargs="+", choices=("train", "trained", "untrained"),
                         help="run only these commands (default all)")
+    parser.add_argument("--continue-from", type=Path,
+                        help="a finished run whose stages come first: the new SFT stage starts from its adapter")
+    parser.add_argument("--earlier-stage", dest="earlier", action="append", default=[],
+                        help="with --continue-from: that run's --stage specs, in order (repeatable)")
     parser.add_argument("--probe", type=Path, help="only print this adapter's first Oversight action per scenario")
     parser.add_argument("--probe-split", choices=("train", "test"), default="test")
     parser.add_argument("--probe-seeds", type=int, nargs="+", default=[0])
@@ -212,6 +231,8 @@ def main() -> None:
         probe(args.probe, args.probe_split, args.probe_seeds, args.tiers)
         return
     if not args.report_only:
+        if args.continue_from:
+            continue_run(args)
         if args.balanced and (not args.only or "train" in args.only):
             run_all(data_commands(args))
             merge_data(args)
