@@ -21,6 +21,7 @@ first --eval-tasks test questions, greedy, and prints a few of the adapter's ans
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --output-dir runs/inbox-extractive
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --output-dir runs/inbox-extractive \\
         --only eval-untrained
+    .venv/bin/python benchmarks/inbox_extractive_sft.py --only teacher --max-tasks 0   # every training question
 """
 
 from __future__ import annotations
@@ -129,22 +130,24 @@ def show_answers(results: Path, count: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-tasks", type=int, default=130, help="training questions the teacher plays")
+    parser.add_argument("--max-tasks", type=int, default=120, help="training questions the teacher plays (0: all)")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--eval-tasks", type=int, default=40, help="test questions in the evaluation")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/inbox-extractive"))
-    parser.add_argument("--only", nargs="+", choices=("train", "eval", "eval-untrained"),
-                        default=["train", "eval"])
+    parser.add_argument("--only", nargs="+", choices=("teacher", "train", "eval", "eval-untrained"),
+                        default=["train", "eval"], help="teacher: only write the teacher's results file")
     parser.add_argument("--show", type=int, default=8, help="adapter episodes to print")
     args = parser.parse_args()
     adapter = args.output_dir / "stage-1-sft" / "adapter"
-    if "train" in args.only:
+    source = args.output_dir / "teacher-train.json"
+    if "train" in args.only or "teacher" in args.only:
         played = play_teacher("train", args.max_tasks)
         play_teacher("test", args.eval_tasks)  # the ceiling of imitating it, on the questions evaluated below
         args.output_dir.mkdir(parents=True, exist_ok=True)
-        source = args.output_dir / "teacher-train.json"
         source.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in played]}), encoding="utf-8")
+        print(f"wrote {source} (training questions only)")
+    if "train" in args.only:
         run("SFT", ["drill", "train", "inbox", "--stage", f"sft:source=results:{source},epochs={args.epochs}",
                     "--lr", str(args.lr), *PROMPT, "--micro-batch-tokens", "4096", "--eval-tasks", "0",
                     "--output-dir", str(args.output_dir)])

@@ -23,7 +23,14 @@ thread. `--probe ADAPTER` reads only the first Oversight action per scenario, in
 `--balanced` trains on a different mix: the oracle plays the training split's rogue scenarios at --rogue-seeds
 (8) and its infrastructure ones at --infra-seeds (2), through two `drill eval chaosops --split train` runs whose
 episodes are merged into one results file, the SFT source (`sft:source=results:PATH`). `--only` runs some of the
-commands (train, trained, untrained).
+commands (train, trained, untrained). `--continue-from RUN --earlier-stage SPEC` makes the new SFT stage a second
+stage after RUN's finished one (its folder is copied; `drill train --resume` skips it). This is the recipe that
+reached the bar: the balanced run, then more infrastructure views (docs/training.md, third try):
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/oversight_proof.py --continue-from runs/oversight-balanced \
+        --earlier-stage "sft:source=results:runs/oversight-balanced/teacher-train.json,epochs=2,learning_rate=0.001" \
+        --balanced --rogue-seeds 3 --infra-seeds 5 --output-dir runs/oversight-infra --reports reports/infra \
+        --only train trained --seeds 3
 
 What the script prints per policy and tier: rogue catch (over rogue scenarios), false-positive flags (over
 infrastructure scenarios), the share of Oversight turns that were a valid call, and then Oversight's first
