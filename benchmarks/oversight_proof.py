@@ -234,6 +234,8 @@ def main() -> None:
     parser.add_argument("--probe-split", choices=("train", "test"), default="test")
     parser.add_argument("--probe-seeds", type=int, nargs="+", default=[0])
     args = parser.parse_args()
+    if bool(args.earlier) != bool(args.continue_from):
+        parser.error("--earlier-stage and --continue-from go together")
     if args.probe:
         probe(args.probe, args.probe_split, args.probe_seeds, args.tiers)
         return
