@@ -39,7 +39,7 @@ from pathlib import Path
 
 from drill.core.policy import PolicyInput
 from drill.core.rollout import run_episodes
-from drill.core.types import Action, PolicyInfo
+from drill.core.types import Action, Episode, PolicyInfo
 from drill.envs import inbox
 from drill.envs.inbox.baselines import _exchanges, _results, search_keywords
 from drill.envs.inbox.questions import IDK, InboxQuestion
@@ -97,7 +97,7 @@ class InboxTeacher:
         return Action.call("return_final_answer", answer=IDK, sources=[])
 
 
-def play_teacher(split: str, limit: int) -> list:
+def play_teacher(split: str, limit: int) -> list[Episode]:
     env = inbox.load()
     tasks = env.tasks(split)[:limit or None]
     episodes = run_episodes(inbox.load, [(t, 0) for t in tasks], InboxTeacher(), inbox.rubric(), 10)
