@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import shlex
 import statistics
 import subprocess
@@ -97,9 +98,15 @@ class InboxTeacher:
         return Action.call("return_final_answer", answer=IDK, sources=[])
 
 
-def play_teacher(split: str, limit: int) -> list[Episode]:
+def play_teacher(split: str, limit: int, shuffle_seed: int | None = None) -> list[Episode]:
+    """The teacher on the first `limit` questions of `split` (0: all), after a seeded shuffle when one is given."""
     env = inbox.load()
-    tasks = env.tasks(split)[:limit or None]
+    tasks = list(env.tasks(split))
+    if shuffle_seed is not None:
+        random.Random(shuffle_seed).shuffle(tasks)
+    tasks = tasks[:limit or None]
+    kinds = Counter("unanswerable" if t.answer is None else t.kind for t in tasks)
+    print(f"{split} questions by kind: {', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}", flush=True)
     episodes = run_episodes(inbox.load, [(t, 0) for t in tasks], InboxTeacher(), inbox.rubric(), 10)
     outcomes = Counter(outcome(e.score.components) for e in episodes)
     print(f"teacher on {split} ({len(tasks)} questions): reward {statistics.fmean(e.score.total for e in episodes):.3f}"
@@ -131,6 +138,10 @@ def show_answers(results: Path, count: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-tasks", type=int, default=120, help="training questions the teacher plays (0: all)")
+    parser.add_argument("--pick", choices=("shuffled", "first"), default="shuffled",
+                        help="which training questions: a seeded shuffle (every kind) or the file's first, which are "
+                             "mostly QBR dates and rooms")
+    parser.add_argument("--pick-seed", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--eval-tasks", type=int, default=40, help="test questions in the evaluation")
@@ -142,7 +153,7 @@ def main() -> None:
     adapter = args.output_dir / "stage-1-sft" / "adapter"
     source = args.output_dir / "teacher-train.json"
     if "train" in args.only or "teacher" in args.only:
-        played = play_teacher("train", args.max_tasks)
+        played = play_teacher("train", args.max_tasks, args.pick_seed if args.pick == "shuffled" else None)
         play_teacher("test", args.eval_tasks)  # the ceiling of imitating it, on the questions evaluated below
         args.output_dir.mkdir(parents=True, exist_ok=True)
         source.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in played]}), encoding="utf-8")

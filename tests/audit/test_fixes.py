@@ -115,6 +115,16 @@ def test_the_match_judge_still_accepts_plain_answers(question: InboxQuestion, an
     assert match_verdict(question, answer).verdict == "correct"
 
 
+def test_a_clock_time_after_the_day_is_not_a_second_candidate() -> None:
+    for answer in ("April 29, 9:30 AM", "April 29, 2024, 2:00 pm", "April 29 at 14:00", "April 29, 9:30 a.m."):
+        assert match_verdict(DATED, answer).verdict == "correct", answer
+    for answer in ("April 29, 9:30 AM, May 6", "April 29, 9:30 AM or May 6", "April 22, 9:30 AM"):
+        assert match_verdict(DATED, answer).verdict == "wrong", answer
+    timed = DATED.model_copy(update={"answer": "9:30 AM", "aliases": ("09:30",)})  # a time asked for: lists count
+    assert match_verdict(timed, "9:30 AM").verdict == "correct"
+    assert match_verdict(timed, "9:30 AM, 10:30 AM").verdict == "wrong"
+
+
 def test_an_abstention_with_a_guess_attached_is_not_an_abstention() -> None:
     for answer in ("I don't know", "I don't know.", "Unknown", "I do not know, the inbox does not say"):
         assert is_abstention(answer)

@@ -142,6 +142,7 @@ _SEGMENT_BREAK = re.compile(r"[,;|&?\n]|\band\b|\bor\b", re.IGNORECASE)
 _PLAIN = frozenset({"it", "its", "it's", "is", "was", "on", "at", "in", "he", "she", "they", "we", "i", "answer",
                     "this", "that", "there", "yes", "no"})
 _YEAR = re.compile(r"(19|20)\d\d")
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?:\s*[ap]\.?m\b\.?)?", re.IGNORECASE)
 
 
 def _unexplained(question: InboxQuestion, answer: str) -> tuple[set[str], list[str]]:
@@ -160,8 +161,13 @@ def is_hedged(question: InboxQuestion, answer: str) -> bool:
 def is_listed(question: InboxQuestion, answer: str) -> bool:
     """The answer lists candidates: a second segment (after a comma, semicolon, "and", "or", "?") names something
     neither the gold nor the question does — a capitalised word (not the answer's first) or a number, not a year.
-    The match judge marks a list wrong (an LLM judge is told to)."""
+    The match judge marks a list wrong (an LLM judge is told to).
+
+    A clock time is not a candidate when the gold has none: "February 5, 9:30 AM" answers "When is the QBR?" (gold
+    "February 5, 2024") with the day and its hour, not two days. "February 5, February 12" is still a list."""
     known, _ = _unexplained(question, answer)
+    if not any(_CLOCK.search(form) for form in (question.answer or "", *question.aliases)):
+        answer = _CLOCK.sub("", answer)
     segments = _SEGMENT_BREAK.split(_THOUSANDS.sub("", answer))
     if len(segments) < 2:
         return False
