@@ -145,6 +145,9 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--eval-tasks", type=int, default=40, help="test questions in the evaluation")
+    parser.add_argument("--eval-shuffle-seed", type=int, default=None,
+                        help="evaluate a seeded random --eval-tasks test questions (drill eval --shuffle-seed) instead "
+                             "of the first ones, which are mostly QBR dates and rooms")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/inbox-extractive"))
     parser.add_argument("--only", nargs="+", choices=("teacher", "train", "eval", "eval-untrained"),
                         default=["train", "eval"], help="teacher: only write the teacher's results file")
@@ -154,7 +157,7 @@ def main() -> None:
     source = args.output_dir / "teacher-train.json"
     if "train" in args.only or "teacher" in args.only:
         played = play_teacher("train", args.max_tasks, args.pick_seed if args.pick == "shuffled" else None)
-        play_teacher("test", args.eval_tasks)  # the ceiling of imitating it, on the questions evaluated below
+        play_teacher("test", args.eval_tasks, args.eval_shuffle_seed)  # the ceiling: the questions evaluated below
         args.output_dir.mkdir(parents=True, exist_ok=True)
         source.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in played]}), encoding="utf-8")
         print(f"wrote {source} (training questions only)")
@@ -163,14 +166,18 @@ def main() -> None:
                     "--lr", str(args.lr), *PROMPT, "--micro-batch-tokens", "4096", "--eval-tasks", "0",
                     "--output-dir", str(args.output_dir)])
     common = ["--limit", str(args.eval_tasks), "--seeds", "1", *PROMPT, "--temperature", "0"]
+    suffix = ""
+    if args.eval_shuffle_seed is not None:
+        common += ["--shuffle-seed", str(args.eval_shuffle_seed)]
+        suffix = f"-shuffled-{args.eval_shuffle_seed}"
     if "eval" in args.only:
-        out = args.output_dir / "eval"
+        out = args.output_dir / f"eval{suffix}"
         run("evaluation", ["drill", "eval", "inbox", "--policy", f"lora:{adapter}", "--policy", "heuristic",
                            "--policy", "oracle", *common, "--out", str(out)])
         show_answers(out / "results.json", args.show)
     if "eval-untrained" in args.only:
         run("untrained evaluation", ["drill", "eval", "inbox", "--policy", "llm", *common,
-                                     "--out", str(args.output_dir / "eval-untrained")])
+                                     "--out", str(args.output_dir / f"eval-untrained{suffix}")])
 
 
 if __name__ == "__main__":

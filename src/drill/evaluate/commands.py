@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
@@ -167,6 +168,8 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
             if picked:
                 chosen[task_filter.field] = picked
                 tasks = [t for t in tasks if getattr(t, task_filter.field) in picked]
+        if values["shuffle_seed"] is not None:  # a seeded random subset with --limit: every kind, not the file's first
+            random.Random(values["shuffle_seed"]).shuffle(tasks)
         tasks = tasks[:values["limit"]]
         if not tasks:
             usage_error(f"no {values['split']} tasks match the filters")
@@ -183,12 +186,13 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
             player = _ray_player(values, methods is not None, env.roles, baselines, make_env)
         shown = {k: v for k, v in options.items() if v != spec.option(k).default}
         params = {k: v for k, v in rubric_values.items() if k not in spec.param_defaults or v != spec.param_defaults[k]}
-        settings = " · ".join(f"{k}={v}" for k, v in {**shown, **params, **chosen}.items())
+        shuffled = {"shuffle_seed": values["shuffle_seed"]} if values["shuffle_seed"] is not None else {}
+        settings = " · ".join(f"{k}={v}" for k, v in {**shown, **params, **chosen, **shuffled}.items())
         seeds = values["seeds"]
         title = (f"{spec.name} · {values['split']} split · {len(tasks)} tasks x {seeds} seed{'s' if seeds > 1 else ''}"
                  + (f" · {settings}" if settings else ""))
         report_dir = spec.report_dir(options) if spec.report_dir else spec.name
-        meta = {"split": values["split"], "filters": chosen, "rubric_values": rubric_values,
+        meta = {"split": values["split"], "filters": chosen, "shuffle_seed": values["shuffle_seed"], "rubric_values": rubric_values,
                 **({"methods": methods.rows} if methods else {})}
         evaluate(spec_, options, policies, tasks, seeds, rubric, values["out"] or Path("reports") / report_dir, title,
                  meta=meta, keep_text=values["keep_text"] or values["store"] is not None,  # the store keeps task text
@@ -203,6 +207,9 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
                                                           "in multi-role envs, e.g. heuristic,oversight=llm.")),
         _parameter("split", str, typer.Option("test", "--split", help="Task split: test (held out) or train.")),
         _parameter("limit", Optional[int], typer.Option(None, "--limit", help="Only the first N tasks.")),
+        _parameter("shuffle_seed", Optional[int], typer.Option(None, "--shuffle-seed", help="Shuffle the tasks with "
+                                                               "this seed first, so --limit N takes a seeded random N "
+                                                               "(task files are often grouped by kind).")),
         _parameter("seeds", int, typer.Option(spec.seeds, "--seeds", help="Seeds per task (0..N-1).")),
         _parameter("out", Optional[Path], typer.Option(None, "--out", help="Report folder; default reports/"
                                                                              f"{spec.name}[-...].")),

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import mailbox
+import random
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from drill.cli import app
+from drill.envs import inbox
 
 runner = CliRunner()
 
@@ -75,6 +77,24 @@ def test_eval_writes_the_report(tmp_path: Path, cache: str) -> None:
     oracle = payload["summary"][1]
     assert oracle["correct"] == 1.0 and oracle["reward"] > payload["summary"][0]["reward"]
     assert (out / "inbox_by_kind.png").stat().st_size > 1000
+
+
+def test_shuffle_seed_takes_a_seeded_random_subset(tmp_path: Path, cache: str) -> None:
+    def evaluated(*extra: str) -> list[str]:
+        out = tmp_path / "-".join(extra or ("plain",))
+        result = runner.invoke(app, ["eval", "inbox", "--policy", "heuristic", "--limit", "6", "--out", str(out),
+                                     *extra])
+        assert result.exit_code == 0, result.output
+        return [e["task_id"] for e in json.loads((out / "results.json").read_text())["episodes"]]
+
+    first = evaluated()
+    shuffled = evaluated("--shuffle-seed", "3")
+    tasks = [t.id for t in inbox.load().tasks("test")]
+    assert first == tasks[:6]
+    expected = list(tasks)
+    random.Random(3).shuffle(expected)
+    assert shuffled == expected[:6] != first
+    assert evaluated("--shuffle-seed", "3", "--seeds", "1") == shuffled  # the same seed, the same subset
 
 
 @pytest.mark.parametrize("args", [
