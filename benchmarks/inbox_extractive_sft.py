@@ -13,10 +13,12 @@ the demonstrations. Its teacher (`InboxTeacher`) plays like the heuristic and an
 
 The teacher reads the ground truth only to decide whether the mail it has just read answers the question and
 which span does; what the model has to learn is to tell that from the mail, and to copy the span. Its episodes
-on the first --max-tasks training questions go to a results file, replayed by
+on --max-tasks training questions (a seeded random pick of every kind; `--pick first` for the file's first,
+mostly QBR questions) go to a results file, replayed by
 `drill train inbox --stage sft:source=results:PATH` (training questions only); the script then evaluates the
 adapter, the untrained model (same prompt options, prefill included), the heuristic and the oracle on the
-first --eval-tasks test questions, greedy, and prints a few of the adapter's answers.
+first --eval-tasks test questions (a seeded random --eval-tasks with --eval-shuffle-seed), greedy, and prints a
+few of the adapter's answers.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --output-dir runs/inbox-extractive
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --output-dir runs/inbox-extractive \\
