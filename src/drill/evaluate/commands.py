@@ -192,8 +192,8 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
         title = (f"{spec.name} · {values['split']} split · {len(tasks)} tasks x {seeds} seed{'s' if seeds > 1 else ''}"
                  + (f" · {settings}" if settings else ""))
         report_dir = spec.report_dir(options) if spec.report_dir else spec.name
-        meta = {"split": values["split"], "filters": chosen, "shuffle_seed": values["shuffle_seed"], "rubric_values": rubric_values,
-                **({"methods": methods.rows} if methods else {})}
+        meta = {"split": values["split"], "filters": chosen, "shuffle_seed": values["shuffle_seed"],
+                "rubric_values": rubric_values, **({"methods": methods.rows} if methods else {})}
         evaluate(spec_, options, policies, tasks, seeds, rubric, values["out"] or Path("reports") / report_dir, title,
                  meta=meta, keep_text=values["keep_text"] or values["store"] is not None,  # the store keeps task text
                  **({"player": player} if player else {}))
