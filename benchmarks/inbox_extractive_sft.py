@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import shlex
 import statistics
 import subprocess
@@ -47,6 +46,7 @@ from drill.envs import inbox
 from drill.envs.inbox.baselines import _exchanges, _results, search_keywords
 from drill.envs.inbox.questions import IDK, InboxQuestion
 from drill.envs.inbox.rubric import outcome
+from drill.evaluate.commands import pick_tasks
 
 PREFILL = '<tool_call>\\n{"name": "'
 PROMPT = ["--tool-listing", "compact", "--max-new-tokens", "96", "--prefill", PREFILL]
@@ -101,12 +101,8 @@ class InboxTeacher:
 
 
 def play_teacher(split: str, limit: int, shuffle_seed: int | None = None) -> list[Episode]:
-    """The teacher on the first `limit` questions of `split` (0: all), after a seeded shuffle when one is given."""
-    env = inbox.load()
-    tasks = list(env.tasks(split))
-    if shuffle_seed is not None:
-        random.Random(shuffle_seed).shuffle(tasks)
-    tasks = tasks[:limit or None]
+    """The teacher on the questions `drill eval --limit limit --shuffle-seed shuffle_seed` picks (limit 0: all)."""
+    tasks = pick_tasks(inbox.load().tasks(split), limit or None, shuffle_seed)
     kinds = Counter("unanswerable" if t.answer is None else t.kind for t in tasks)
     print(f"{split} questions by kind: {', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}", flush=True)
     episodes = run_episodes(inbox.load, [(t, 0) for t in tasks], InboxTeacher(), inbox.rubric(), 10)

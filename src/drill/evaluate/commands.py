@@ -143,6 +143,15 @@ def _ray_player(values: Mapping[str, Any], methods: bool, roles: Sequence[str],
     return ray_player(build, values["ray_workers"], values["ray_address"])
 
 
+def pick_tasks(tasks: Sequence[Task], limit: int | None, shuffle_seed: int | None) -> list[Task]:
+    """`drill eval`'s task choice: the first `limit` tasks (all for None), after a shuffle with `shuffle_seed` when
+    one is given, so a limit takes a seeded random subset (task files are often grouped by kind)."""
+    picked = list(tasks)
+    if shuffle_seed is not None:
+        random.Random(shuffle_seed).shuffle(picked)
+    return picked[:limit]
+
+
 def eval_command(spec: EnvSpec) -> Callable[..., None]:
     """The `drill eval NAME` command for `spec`."""
     choices = describe_choices(spec.baselines(spec.parse_options({})))
@@ -168,9 +177,7 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
             if picked:
                 chosen[task_filter.field] = picked
                 tasks = [t for t in tasks if getattr(t, task_filter.field) in picked]
-        if values["shuffle_seed"] is not None:  # a seeded random subset with --limit: every kind, not the file's first
-            random.Random(values["shuffle_seed"]).shuffle(tasks)
-        tasks = tasks[:values["limit"]]
+        tasks = pick_tasks(tasks, values["limit"], values["shuffle_seed"])
         if not tasks:
             usage_error(f"no {values['split']} tasks match the filters")
         try:  # memory, Reflexion, LATS and the trajectory store (drill.memory), when their flags are given
