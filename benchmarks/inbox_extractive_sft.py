@@ -4,7 +4,8 @@ A benchmark, not a test. Two earlier tries (docs/training.md) fine-tuned SmolLM2
 episodes. The adapter learned the procedure (search with the question's names, read a hit, answer citing it),
 but it never learned which span of the mail answers the question: the heuristic's regex spans are often wrong,
 and trained on its right answers only, the adapter answered 88% of test questions wrongly. This run changes only
-the demonstrations. Its teacher (`InboxTeacher`) plays like the heuristic and answers like a careful reader:
+the demonstrations. Its teacher, the inbox `reader` baseline (`drill.envs.inbox.baselines.ReaderPolicy`), plays like
+the heuristic and answers like a careful reader:
 
 * the heuristic's searches, then it reads the hits in rank order (at most three reads);
 * after reading a mail that states the answer (a gold source), it answers with the gold answer as the mail
@@ -36,68 +37,16 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 
-from drill.core.policy import PolicyInput
 from drill.core.rollout import run_episodes
-from drill.core.types import Action, Episode, PolicyInfo
+from drill.core.types import Episode
 from drill.envs import inbox
-from drill.envs.inbox.baselines import _exchanges, _results, search_keywords
-from drill.envs.inbox.questions import IDK, InboxQuestion
 from drill.envs.inbox.rubric import outcome
 from drill.evaluate.commands import pick_tasks
 
 PREFILL = '<tool_call>\\n{"name": "'
 PROMPT = ["--tool-listing", "compact", "--max-new-tokens", "96", "--prefill", PREFILL]
-MAX_READS = 3
-
-
-def stated_span(task: InboxQuestion, mail: str) -> str:
-    """The gold answer as `mail` writes it: the first of the answer and its aliases found verbatim (then
-    ignoring case, with the mail's casing); the answer itself if none is."""
-    assert task.answer is not None
-    forms = (task.answer, *task.aliases)
-    for form in forms:
-        if form in mail:
-            return form
-    lowered = mail.lower()
-    for form in forms:
-        at = lowered.find(form.lower())
-        if at >= 0:
-            return mail[at:at + len(form)]
-    return task.answer
-
-
-class InboxTeacher:
-    """The heuristic's searches, reads in rank order, the gold span once a gold source is read (module docstring)."""
-
-    info = PolicyInfo(name="inbox-teacher")
-
-    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
-        return [self._one(item) for item in inputs]
-
-    def _one(self, item: PolicyInput) -> Action:
-        task = item.task
-        if not isinstance(task, InboxQuestion):
-            raise TypeError(f"the inbox teacher needs InboxQuestion tasks, got {type(task).__name__}")
-        history = _exchanges(item)
-        first, fallback = search_keywords(task.question)
-        if not history:
-            return Action.call("search_emails", keywords=first)
-        action, seen = history[-1]
-        ids, searches, reads = _results(history)
-        if action.tool == "search_emails" and not ids:
-            if searches == 1 and fallback != first:
-                return Action.call("search_emails", keywords=fallback)
-            return Action.call("return_final_answer", answer=IDK, sources=[])
-        if action.tool == "read_email":
-            message_id = str(action.arguments.get("message_id", ""))
-            if task.answer is not None and message_id in task.sources:
-                return Action.call("return_final_answer", answer=stated_span(task, seen), sources=[message_id])
-        if reads < min(MAX_READS, len(ids)):
-            return Action.call("read_email", message_id=ids[reads])
-        return Action.call("return_final_answer", answer=IDK, sources=[])
 
 
 def play_teacher(split: str, limit: int, shuffle_seed: int | None = None) -> list[Episode]:
@@ -105,7 +54,7 @@ def play_teacher(split: str, limit: int, shuffle_seed: int | None = None) -> lis
     tasks = pick_tasks(inbox.load().tasks(split), limit or None, shuffle_seed)
     kinds = Counter("unanswerable" if t.answer is None else t.kind for t in tasks)
     print(f"{split} questions by kind: {', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}", flush=True)
-    episodes = run_episodes(inbox.load, [(t, 0) for t in tasks], InboxTeacher(), inbox.rubric(), 10)
+    episodes = run_episodes(inbox.load, [(t, 0) for t in tasks], inbox.baselines["reader"](), inbox.rubric(), 10)
     outcomes = Counter(outcome(e.score.components) for e in episodes)
     print(f"teacher on {split} ({len(tasks)} questions): reward {statistics.fmean(e.score.total for e in episodes):.3f}"
           f", {', '.join(f'{k} {v / len(episodes):.0%}' for k, v in sorted(outcomes.items()))}, "

@@ -172,3 +172,27 @@ def test_a_trajectory_store_is_a_source_of_its_successful_training_episodes(tiny
     with pytest.raises(ValueError, match="does not exist"):
         source_episodes(config, SFTOptions(source=f"store:{tmp_path / 'none.sqlite'}"), WRITING, ["writer"], prompter)
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_dagger_trains_the_experts_calls_on_the_states_the_source_reached(tiny_model_dir: Path,
+                                                                          tiny_base: BaseModel, tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`expert=BASELINE`: the source drives the episodes, each trained turn carries the expert's call at that state,
+    so a later turn's prompt holds the source's earlier reply and the completion is the expert's."""
+    config = _config(tiny_model_dir, tmp_path / "run")
+    prompter = teacher_prompter(tiny_base.model, tiny_base, {"tool_listing": "compact", "prefill": config.prefill,
+                                                             "demonstrations": ()})
+    episodes = source_episodes(config, SFTOptions(source="heuristic", expert="oracle"), WRITING, ["writer"], prompter)
+    assert "oracle labelled 8 states the source reached; it would have acted differently in 8" in capsys.readouterr().out
+    for episode in episodes:
+        writer = [t for t in episode.turns if t.role == "writer"]
+        assert [t.action.arguments for t in writer] == [{"text": f"{episode.task_id} line {k}"} for k in range(2)]
+        assert all(t.action.arguments == {"text": "ok"} for t in episode.turns if t.role == "critic")
+    samples = [s for i, e in enumerate(episodes) for s in episode_samples(e, i, {"writer": 1.0})]
+    second = tiny_base.tokenizer.decode(list(samples[1].prompt_ids))
+    assert '{"text": "ok"}' in second and "line 0" not in second  # the source's first reply, not the expert's
+    assert tiny_base.tokenizer.decode(list(samples[1].completion_ids)) == 'train-0 line 1"}}\n</tool_call>'
+    with pytest.raises(ValueError, match="unknown expert 'sage'"):
+        source_episodes(config, SFTOptions(source="heuristic", expert="sage"), WRITING, ["writer"], prompter)
+    with pytest.raises(ValueError, match="use one of them"):
+        SFTOptions(source="heuristic", expert="oracle", min_reward=0.5)

@@ -93,3 +93,25 @@ def test_chained_run_resumes_inside_its_second_stage(tiny_model_dir: Path, tmp_p
     for stage in ("stage-1-sft", "stage-2-rft", "stage-3-grpo"):
         a, b = _weights(whole / stage / "adapter"), _weights(cut / stage / "adapter")
         assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a), stage
+
+
+def test_init_adapter_starts_the_first_stage_from_a_saved_adapter(tiny_model_dir: Path, tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    run_stages(_config(tiny_model_dir, first, stages=["sft:source=oracle,epochs=2,batch_size=4"], eval_tasks=0),
+               WRITING, _bases(tiny_model_dir))
+    saved = first / "stage-1-sft" / "adapter"
+    # a stage at a learning rate too small to move the weights ends where it started: at the saved adapter
+    again = tmp_path / "again"
+    rows = run_stages(_config(tiny_model_dir, again, init_adapter=str(saved), learning_rate=1e-12,
+                              stages=["sft:source=oracle,epochs=1,batch_size=4"]), WRITING, _bases(tiny_model_dir))
+    assert [r["policy"] for r in rows] == ["0-init", "1-sft", "untrained", "heuristic"]
+    a, b = _weights(saved), _weights(again / "stage-1-sft" / "adapter")
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert json.loads((again / "stage-1-sft" / "stage.json").read_text())["started_from"] == str(saved)
+    fresh = tmp_path / "fresh"
+    run_stages(_config(tiny_model_dir, fresh, learning_rate=1e-12, eval_tasks=0,
+                       stages=["sft:source=oracle,epochs=1,batch_size=4"]), WRITING, _bases(tiny_model_dir))
+    c = _weights(fresh / "stage-1-sft" / "adapter")
+    assert any(not torch.allclose(a[k], c[k], atol=1e-6) for k in a)  # without it: a fresh adapter
+    with pytest.raises(ValueError, match="no saved adapter there"):
+        _config(tiny_model_dir, tmp_path / "bad", init_adapter=str(tmp_path))

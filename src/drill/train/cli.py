@@ -98,6 +98,7 @@ def train(
     store: str | None = typer.Option(None, "--store", help=H("store")),
     memory: str | None = typer.Option(None, "--memory", help=H("memory")),
     memory_k: int | None = typer.Option(None, "--memory-k", help=H("memory_k")),
+    init_adapter: str | None = typer.Option(None, "--init-adapter", help=H("init_adapter")),
     stage: list[str] = typer.Option([], "--stage", help="A training stage (repeatable, run in order). " + H("stages")),
 ) -> None:
     """Train a LoRA adapter with GRPO on ENV; writes metrics.jsonl, learning_curve.png, checkpoints, the adapter
@@ -117,7 +118,7 @@ def train(
         "device": device, "bf16": bf16, "generation_backend": generation_backend,
         "generation_url": generation_url, "audit_every": audit_every, "store": store, "memory": memory,
         "memory_k": memory_k, "rollout_workers": rollout_workers, "ray_address": ray_address,
-        "audit_stop": audit_stop or None,
+        "audit_stop": audit_stop or None, "init_adapter": init_adapter,
     }
     given = {k: v for k, v in given.items() if v is not None}
     if env_option:

@@ -114,6 +114,10 @@ class GRPOConfig:
         [], "Chained training stages, each METHOD:KEY=VALUE,... with METHOD sft, rft, dpo or grpo, each starting "
             "from the previous stage's adapter, e.g. sft:source=oracle,epochs=2 then grpo:steps=60. Empty: one "
             "GRPO run.")
+    init_adapter: str | None = _help(
+        None, "Start from this saved LoRA adapter (a folder such as an earlier run's OUTPUT/adapter or "
+              "OUTPUT/stage-1-sft/adapter) instead of a fresh one; with stages, the first stage starts from it. "
+              "Its LoRA rank and target modules must be this run's.")
     # -- robustness and outputs -------------------------------------------------------------------
     seed: int = _help(0, "Seeds task order, episode seeds, sampling and LoRA initialisation.")
     output_dir: Path = _help(Path("runs/train"), "Where metrics.jsonl, the curve PNG, checkpoints and the adapter go.")
@@ -213,6 +217,8 @@ class GRPOConfig:
         for role, reward in self.role_rewards.items():
             if not reward.strip() or any(not part.strip() for part in reward.split("+")):
                 problems.append(f"role_rewards[{role!r}] must be 'total' or component names joined by '+'")
+        if self.init_adapter is not None and not (Path(self.init_adapter) / "adapter_config.json").is_file():
+            problems.append(f"init_adapter {self.init_adapter}: no saved adapter there (no adapter_config.json)")
         if problems:
             raise ValueError("invalid training config: " + "; ".join(problems))
         object.__setattr__(self, "output_dir", Path(self.output_dir))
@@ -267,7 +273,7 @@ class GRPOConfig:
 
 
 def _file_type(default: Any, name: str) -> tuple[type, ...]:
-    optional = {"model": (str, type(None)), "kl_abort": (float, int, type(None)), "bf16": (bool, type(None))}
+    optional = {"model": (str, type(None)), "init_adapter": (str, type(None)), "kl_abort": (float, int, type(None)), "bf16": (bool, type(None))}
     if name in optional:
         return optional[name]
     if isinstance(default, bool):

@@ -106,28 +106,19 @@ class TrainResult:
 def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel | None = None,
           init_adapter: Path | None = None) -> TrainResult:
     """Run GRPO as the module docstring says; returns where everything was written. `init_adapter`: start from
-    that saved adapter (a previous stage's) instead of a fresh one."""
-    from peft import LoraConfig, get_peft_model
-
+    that saved adapter (a previous stage's), else from `config.init_adapter`, instead of a fresh one."""
     from drill.train.heldout import evaluate_heldout
+    from drill.train.lora import attach_lora, run_device
     from drill.train.rollouts import prompt_options, rollout_policies
 
-    # -- setup: environment, base model + fresh LoRA adapter, optimizer, data order, outputs -------
+    # -- setup: environment, base model + LoRA adapter (fresh or loaded), optimizer, data order, outputs -------
     plan = plan_run(config, target)
     target, roles, schedules, curriculum = plan.target, plan.roles, plan.schedules, plan.curriculum
     sampler = TaskSampler(plan.pools, config.seed)
-    device = torch.device("cuda" if config.device == "cuda" or (config.device == "auto" and torch.cuda.is_available())
-                          else "cpu")
-    bf16 = config.bf16 if config.bf16 is not None else device.type == "cuda"
+    device, _ = run_device(config)
     base = base or load_base(config.model)
     seed_everything(config.seed)
-    model = base.model.to(device=device, dtype=torch.bfloat16 if bf16 else torch.float32)
-    model = get_peft_model(model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0,
-                                             target_modules=list(config.lora_target_modules), task_type="CAUSAL_LM"))
-    if init_adapter is not None:  # a chained stage starts from the previous stage's adapter (drill.train.stages)
-        from drill.train.lora import load_adapter_weights
-
-        load_adapter_weights(model, init_adapter)
+    model = attach_lora(base.model, config, init_adapter)  # a chained stage: the previous stage's adapter
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
     pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0

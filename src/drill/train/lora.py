@@ -24,8 +24,12 @@ def run_device(config: GRPOConfig) -> tuple[torch.device, bool]:
 
 
 def attach_lora(model: Any, config: GRPOConfig, init_adapter: Path | None = None) -> Any:
-    """`model` (a base model of its own) wrapped with a LoRA adapter: fresh, or loaded from `init_adapter`."""
+    """`model` (a base model of its own) wrapped with a LoRA adapter: fresh, or loaded from `init_adapter`, or
+    else from the config's `init_adapter` (`--init-adapter`)."""
     from peft import LoraConfig, get_peft_model
+
+    if init_adapter is None and config.init_adapter:
+        init_adapter = Path(config.init_adapter)
 
     device, bf16 = run_device(config)
     model = model.to(device=device, dtype=torch.bfloat16 if bf16 else torch.float32)

@@ -17,7 +17,10 @@ gives what SFT adds: where the episodes come from and how many epochs.
    episodes of a `results.json`/`heldout.json` replayed through the environment (test-split episodes in
    it are dropped and counted), or `store:PATH`, the successful training-split episodes of a trajectory
    store (`drill eval --store`, LATS finds included; `drill.memory`) with the same env options. Episodes
-   scoring below `min_reward` are dropped.
+   scoring below `min_reward` are dropped. With `expert=BASELINE` (DAgger, `ExpertLabels`), the source only
+   drives the episodes (e.g. `source=lora:PATH`, or `results:PATH` of that adapter's stored training-split
+   play), and every trained turn is labelled with the expert's call at the state the source reached: the
+   model learns what to do where its own mistakes lead, not only on the demonstrator's path.
 2. **Samples, rendered as the policy prompts.** `TeacherForcedPolicy` plays the source's actions and
    records each trained turn as the LLM policy would have produced it: the prompt ids are
    `LLMPolicy.conversation` rendered by the model's chat template (same instructions, tool listing,
@@ -30,6 +33,9 @@ gives what SFT adds: where the episodes come from and how many epochs.
    samples), AdamW on the LoRA weights, gradient-norm clip; `epochs` passes in a seeded order.
 4. **Outputs** as `grpo.train`: `metrics.jsonl`, atomic checkpoints every `checkpoint_every` optimizer
    steps (resume continues inside the epoch), `adapter/`, `learning_curve.png`, `heldout.json`.
+
+DAgger here is one round with the learner alone driving (Ross et al.'s beta = 0), and it trains on the new
+labels only; aggregating with the earlier data is a results file that holds both.
 
 Where it departs from plain SFT: the data are whole-turn tool calls from episodes, not text pairs, and a
 demonstration that cannot be written in the reply format (a source action the parser would not give
@@ -79,6 +85,9 @@ class SFTOptions:
     """Use only the first N training tasks (0: all)."""
     min_reward: float | None = None
     """Keep only episodes whose total reward is at least this (None: keep all)."""
+    expert: str | None = None
+    """A baseline that labels the states the source reaches (DAgger): the source's actions drive the episodes,
+    and every trained turn is trained on the expert's call at that state instead of the source's."""
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "seeds_per_task"):
@@ -86,6 +95,11 @@ class SFTOptions:
                 raise ValueError(f"sft: {name} must be at least 1, got {getattr(self, name)}")
         if self.max_tasks < 0:
             raise ValueError(f"sft: max_tasks must be >= 0, got {self.max_tasks}")
+        if self.expert is not None and self.min_reward is not None:
+            raise ValueError("sft: min_reward filters the source's own episodes, expert relabels every state the "
+                             "source reaches; use one of them")
+        if self.expert is not None and self.expert == self.source:
+            raise ValueError(f"sft: expert {self.expert!r} is also the source; drop expert= (it would change nothing)")
 
 
 # -- the loop ----------------------------------------------------------------------------------------------
@@ -253,6 +267,50 @@ class TeacherForcedPolicy:
         return written
 
 
+def _turn_key(item: PolicyInput) -> tuple[str, int, str, int]:
+    """(task id, seed, role, the role's turn number): one turn of one episode."""
+    return item.task.id, item.seed, item.observation.role, len(item.own_turns())
+
+
+class ExpertLabels:
+    """DAgger's data collection (Ross et al. 2011): plays `source`'s actions, and records at every state it reaches
+    what `expert` (teacher-forced into a model turn) would have called there; `relabel` puts those calls into
+    the episode's turns, so the samples are the expert's calls against the prompts the source's play produced."""
+
+    def __init__(self, source: Policy, expert: TeacherForcedPolicy) -> None:
+        self.source = source
+        self.expert = expert
+        self.labels: dict[tuple[str, int, str, int], Action] = {}
+        self.disagreements = 0
+
+    @property
+    def info(self) -> PolicyInfo:
+        return self.source.info
+
+    @property
+    def count(self) -> int:
+        return len(self.labels)
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        played = self.source.act(inputs)
+        for item, label, action in zip(inputs, self.expert.act(inputs), played, strict=True):
+            self.labels[_turn_key(item)] = label
+            self.disagreements += (label.tool, label.arguments) != (action.tool, action.arguments)
+        return played
+
+    def relabel(self, episode: Episode, roles: Sequence[str]) -> Episode:
+        """`episode` with each trained turn's action replaced by the expert's labelled call at that state."""
+        counts: dict[str, int] = {}
+        turns = []
+        for turn in episode.turns:
+            k = counts.get(turn.role, 0)
+            counts[turn.role] = k + 1
+            if turn.role in roles:
+                turn = turn.model_copy(update={"action": self.labels[(episode.task_id, episode.seed, turn.role, k)]})
+            turns.append(turn)
+        return episode.model_copy(update={"turns": turns})
+
+
 class ReplayPolicy:
     """The actions of stored episodes, by (task id, seed, role, the role's turn number)."""
 
@@ -260,7 +318,12 @@ class ReplayPolicy:
 
     def __init__(self, episodes: Sequence[Mapping[str, Any]]) -> None:
         self.actions: dict[tuple[str, int, str, int], Action] = {}
+        stored: set[tuple[str, int]] = set()
         for episode in episodes:
+            if (episode["task_id"], int(episode["seed"])) in stored:
+                raise ValueError(f"replay: two stored episodes of task {episode['task_id']} seed {episode['seed']}; "
+                                 "keep one of them")
+            stored.add((episode["task_id"], int(episode["seed"])))
             counts: dict[str, int] = {}
             for turn in episode["turns"]:
                 k = counts.get(turn["role"], 0)
@@ -272,7 +335,7 @@ class ReplayPolicy:
     def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
         actions = []
         for item in inputs:
-            key = (item.task.id, item.seed, item.observation.role, len(item.own_turns()))
+            key = _turn_key(item)
             if key not in self.actions:
                 raise ValueError(f"replay: the stored episode of task {key[0]} seed {key[1]} has no turn {key[3]} for "
                                  f"role {key[2]}; the environment diverged from the stored episode")
@@ -308,10 +371,20 @@ def source_episodes(config: GRPOConfig, options: SFTOptions, target: TrainTarget
     else:
         raise ValueError(f"sft: unknown source {options.source!r}; choose from {', '.join(target.baselines)}, "
                          "llm, lora:PATH, results:PATH, store:PATH")
-    teacher = TeacherForcedPolicy(source, prompter)
+    teacher: Policy = TeacherForcedPolicy(source, prompter)
+    labels: ExpertLabels | None = None
+    if options.expert is not None:
+        if options.expert not in target.baselines:
+            raise ValueError(f"sft: unknown expert {options.expert!r}; choose a baseline of {target.name}: "
+                             f"{', '.join(target.baselines)}")
+        teacher = labels = ExpertLabels(source, TeacherForcedPolicy(target.baselines[options.expert](), prompter))
     scripted = target.baselines[config.scripted_policy]() if len(roles) < len(target.roles) else None
     assignment = {role: teacher if role in roles else scripted for role in target.roles}
     episodes = run_episodes(target.make_env, jobs, assignment, target.rubric({}), config.max_turns)  # type: ignore[arg-type]
+    if labels is not None:
+        episodes = [labels.relabel(e, roles) for e in episodes]
+        print(f"sft: {options.expert} labelled {labels.count} states the source reached; it would have acted "
+              f"differently in {labels.disagreements} of them")
     if options.min_reward is not None:
         kept = [e for e in episodes if e.score is not None and e.score.total >= options.min_reward]
         print(f"sft: {len(kept)} of {len(episodes)} episodes reach min_reward={options.min_reward}")

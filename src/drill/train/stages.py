@@ -13,7 +13,8 @@ Every stage is checked before any model is loaded.
 Outputs under `--output-dir`: one folder per stage, `stage-1-sft/`, `stage-2-rft/`, ..., each with its own
 `metrics.jsonl`, checkpoints and `adapter/`, plus `stage.json` once the stage is complete. `--resume` skips
 the complete stages and resumes the first incomplete one from its newest checkpoint (a stage killed before
-its first checkpoint restarts). After the last stage, `metrics.jsonl` holds every stage's lines on one step
+its first checkpoint restarts). `--init-adapter PATH` starts the first stage from a saved adapter instead of a
+fresh one (the closing evaluation then shows it too, as `0-init`). After the last stage, `metrics.jsonl` holds every stage's lines on one step
 axis (`global_step`), `learning_curve.png` draws them, and the closing held-out evaluation (the existing
 `heldout.evaluate_heldout` path) plays every stage's adapter next to the untrained model and the baselines.
 """
@@ -124,8 +125,8 @@ def run_stages(config: GRPOConfig, target: TrainTarget | None = None,
 
     stages, target = plan_stages(config, target)
     fresh_base = load_base or (lambda: grpo.load_base(config.model))
-    previous: Path | None = None
-    adapters: dict[str, Path] = {}
+    previous: Path | None = Path(config.init_adapter) if config.init_adapter else None
+    adapters: dict[str, Path] = {"0-init": previous} if previous else {}
     model_id = ""
     for index, stage in enumerate(stages, start=1):
         folder = stage.config.output_dir

@@ -3,6 +3,7 @@ bonuses once, and degenerate policies below the heuristic."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Callable, Sequence
 
@@ -220,3 +221,75 @@ def test_match_judge_on_amounts_and_unanswerable() -> None:
     none = question.model_copy(update={"answer": None})
     assert match_verdict(none, "I don't know").verdict == "correct"
     assert match_verdict(none, "$48,500").verdict == "wrong"
+
+
+class _Probe:
+    """Plays `driver`'s actions and records what the reader would have called at every state it reaches."""
+
+    info = PolicyInfo(name="probe")
+
+    def __init__(self, driver: Callable[[PolicyInput], Action]) -> None:
+        self.driver = driver
+        self.reader = baselines["reader"]()
+        self.asked: list[tuple[PolicyInput, Action]] = []
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        for item, label in zip(inputs, self.reader.act(inputs), strict=True):
+            self.asked.append((item, label))
+        return [self.driver(item) for item in inputs]
+
+
+def test_the_reader_never_answers_wrongly_and_acts_from_states_another_policy_reached(env: InboxEnv) -> None:
+    """The reader is SFT's demonstrator and DAgger's expert: on its own play it is right or says "I don't know";
+    after a learner's search that found nothing it searches the question's names; after a learner's read of a mail
+    that does not state the answer it reads the next hit; once a gold mail has been read, it answers from it."""
+    from drill.envs.inbox.baselines import stated_span
+    from drill.envs.inbox.rubric import outcome
+
+    tasks = env.tasks("test")[:80]
+    own = run_episodes(lambda: InboxEnv(**env.options), [(t, 0) for t in tasks], baselines["reader"](), rubric())
+    outcomes = [outcome(e.score.components) for e in own if e.score is not None]
+    assert "wrong" not in outcomes and outcomes.count("correct") >= 40, outcomes
+
+    def learner(item: PolicyInput) -> Action:  # a miss, then the question's search, then its hits last to first
+        assert isinstance(item.task, InboxQuestion)
+        turns = item.own_turns()
+        if len(turns) < 2:
+            return Action.call("search_emails", keywords="zqxjv wvutk" if not turns else
+                               search_keywords(item.task.question)[0])
+        found = (turns[2].observation if len(turns) > 2 else item.observation).content  # the second search's hits
+        hits = re.findall(r"^\d+\. id: (\S+)", found, re.MULTILINE)[::-1]
+        if len(turns) - 2 < len(hits):
+            return Action.call("read_email", message_id=hits[len(turns) - 2])
+        return Action.call("return_final_answer", answer=IDK, sources=[])
+
+    answerable = [t for t in tasks if t.answer is not None][:20]
+    probe = _Probe(learner)
+    run_episodes(lambda: InboxEnv(**env.options), [(t, 0) for t in answerable], probe, rubric())
+    checked = {"searched": 0, "read on": 0, "gave up": 0, "answered": 0}
+    for item, label in probe.asked:
+        task = item.task
+        assert isinstance(task, InboxQuestion) and task.answer is not None
+        turns = item.own_turns()
+        read = [str(t.action.arguments["message_id"]) for t in turns if t.action.tool == "read_email"]
+        if len(turns) == 1:  # the learner's search found nothing
+            assert (label.tool, label.arguments) == ("search_emails",
+                                                     {"keywords": search_keywords(task.question)[0]})
+            checked["searched"] += 1
+        elif set(read) & set(task.sources):
+            after = [t.observation.content for t in turns[1:]] + [item.observation.content]  # what each call showed
+            gold, mail = next((str(t.action.arguments["message_id"]), seen) for t, seen in zip(turns, after)
+                              if t.action.tool == "read_email" and t.action.arguments["message_id"] in task.sources)
+            assert label.tool == "return_final_answer"
+            assert label.arguments == {"answer": stated_span(task, mail), "sources": [gold]}
+            assert match_verdict(task, label.arguments["answer"]).verdict == "correct"
+            checked["answered"] += 1
+        elif read:  # only mails that do not state the answer so far: read on (at most 3 reads), never guess
+            hits = re.findall(r"^\d+\. id: (\S+)", turns[2].observation.content, re.MULTILINE)
+            if len(read) < 3 and set(hits) - set(read):
+                assert label.arguments == {"message_id": next(h for h in hits if h not in read)}  # in rank order
+                checked["read on"] += 1
+            else:
+                assert label.arguments == {"answer": IDK, "sources": []}
+                checked["gave up"] += 1
+    assert all(checked.values()), checked

@@ -9,7 +9,14 @@ All three are stateless: what they did so far is read back from `PolicyInput.his
   question. If the message does not mention every name in the question, or nothing fits, it answers
   "I don't know" — it would rather abstain than guess.
 * `oracle` — reads a gold source and answers with the gold answer and that source; "I don't know" at once
-  when the inbox has no answer. Only the oracle reads the task's ground truth.
+  when the inbox has no answer.
+* `reader` — a demonstrator for SFT, and DAgger's expert: it searches like the heuristic and reads the hits
+  in rank order (at most three reads); once it has read a mail that states the answer (a gold source), it
+  answers with the gold answer as that mail writes it and cites it; when no mail it read does, "I don't
+  know". It acts from any state, also one another policy reached (its own searches, reads out of order).
+
+Only the oracle and the reader read the task's ground truth; the reader only to tell whether a mail it has
+read states the answer, and which span does.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from drill.core.types import Action, PolicyInfo
 from drill.envs.inbox.env import TOOLS
 from drill.envs.inbox.questions import IDK, InboxQuestion
 
-__all__ = ["HeuristicPolicy", "OraclePolicy", "RandomPolicy", "baselines", "extract_answer", "search_keywords"]
+__all__ = ["HeuristicPolicy", "OraclePolicy", "RandomPolicy", "ReaderPolicy", "baselines", "extract_answer",
+           "search_keywords", "stated_span"]
 
 _RESULT_ID = re.compile(r"^\d+\. id: (\S+)", re.MULTILINE)
 _MESSAGE_ID = re.compile(r"^Message-ID: (\S+)", re.MULTILINE)
@@ -181,6 +189,62 @@ class OraclePolicy:
         return actions
 
 
+def stated_span(task: InboxQuestion, mail: str) -> str:
+    """The gold answer as `mail` writes it: the first of the answer and its aliases found verbatim (then
+    ignoring case, with the mail's casing); the answer itself if none is."""
+    if task.answer is None:
+        raise ValueError(f"question {task.id} has no answer to find in a mail")
+    forms = (task.answer, *task.aliases)
+    for form in forms:
+        if form in mail:
+            return form
+    lowered = mail.lower()
+    for form in forms:
+        at = lowered.find(form.lower())
+        if at >= 0:
+            return mail[at:at + len(form)]
+    return task.answer
+
+
+class ReaderPolicy:
+    """The heuristic's searches, reads in rank order, the gold span once a gold source is read (module docstring)."""
+
+    info = PolicyInfo(name="reader")
+    max_reads = 3
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        return [self._one(item) for item in inputs]
+
+    def _one(self, item: PolicyInput) -> Action:
+        task = item.task
+        if not isinstance(task, InboxQuestion):
+            raise TypeError(f"the inbox reader needs InboxQuestion tasks, got {type(task).__name__}")
+        history = _exchanges(item)
+        first, fallback = search_keywords(task.question)
+        if not history:
+            return Action.call("search_emails", keywords=first)
+        read = [(str(a.arguments.get("message_id", "")), seen) for a, seen in history
+                if a.tool == "read_email" and isinstance(a.arguments, dict)]
+        gold = [(message_id, seen) for message_id, seen in read if message_id in task.sources]
+        if task.answer is not None and gold:
+            message_id, seen = gold[0]
+            return Action.call("return_final_answer", answer=stated_span(task, seen), sources=[message_id])
+        ids, _, reads = _results(history)
+        action = history[-1][0]
+        if action.tool == "search_emails" and not _RESULT_ID.search(history[-1][1]):
+            searched = {str(a.arguments.get("keywords", "")) for a, _ in history
+                        if a.tool == "search_emails" and isinstance(a.arguments, dict)}
+            untried = [k for k in dict.fromkeys((first, fallback)) if k not in searched]
+            if untried and reads == 0:
+                return Action.call("search_emails", keywords=untried[0])
+            if not ids:
+                return Action.call("return_final_answer", answer=IDK, sources=[])
+        unread = [i for i in ids if i not in {message_id for message_id, _ in read}]
+        if reads < self.max_reads and unread:
+            return Action.call("read_email", message_id=unread[0])
+        return Action.call("return_final_answer", answer=IDK, sources=[])
+
+
 class RandomPolicy:
     info = PolicyInfo(name="random")
 
@@ -201,4 +265,5 @@ baselines: dict[str, Callable[[], Policy]] = {
     "random": RandomPolicy,
     "heuristic": HeuristicPolicy,
     "oracle": OraclePolicy,
+    "reader": ReaderPolicy,
 }
