@@ -25,6 +25,14 @@ few of the adapter's answers.
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --output-dir runs/inbox-extractive \\
         --only eval-untrained
     .venv/bin/python benchmarks/inbox_extractive_sft.py --only teacher --max-tasks 0   # every training question
+
+DAgger on top (`--dagger-from`): the adapter plays other training questions greedily, and is fine-tuned on what
+the reader would have called at each state it reached, e.g. a read of the next hit where it answered from a mail
+that does not state the answer:
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --dagger-from runs/inbox-shuffled-0 \
+        --pick-seed 7 --lr 5e-4 --ray-workers 2 --output-dir runs/inbox-dagger-0 --only rollin train eval \
+        --eval-shuffle-seed 0
 """
 
 from __future__ import annotations
@@ -82,6 +90,22 @@ def show_answers(results: Path, count: int) -> None:
             print(f"  {turn['action']['tool']} {json.dumps(turn['action']['arguments'])[:160]}")
 
 
+def dagger(args: argparse.Namespace) -> None:
+    """One DAgger round: the adapter in --dagger-from plays training questions greedily (the roll-in), then it is
+    fine-tuned on the reader's call at every state it reached, prompts as it saw them."""
+    start = args.dagger_from / "stage-1-sft" / "adapter"
+    rollin = args.output_dir / "rollin"
+    if "rollin" in args.only or ("train" in args.only and not (rollin / "results.json").is_file()):
+        run("roll-in", ["drill", "eval", "inbox", "--policy", f"lora:{start}", "--split", "train",
+                        "--limit", str(args.max_tasks), "--shuffle-seed", str(args.pick_seed), "--seeds", "1", *PROMPT,
+                        "--temperature", "0", "--ray-workers", str(args.ray_workers), "--out", str(rollin)])
+    if "train" in args.only:
+        run("DAgger SFT", ["drill", "train", "inbox", "--init-adapter", str(start), "--stage",
+                           f"sft:source=results:{rollin / 'results.json'},expert=reader,epochs={args.epochs}",
+                           "--lr", str(args.lr), *PROMPT, "--micro-batch-tokens", "4096", "--eval-tasks", "0",
+                           "--output-dir", str(args.output_dir)])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-tasks", type=int, default=120, help="training questions the teacher plays (0: all)")
@@ -96,19 +120,28 @@ def main() -> None:
                         help="evaluate a seeded random --eval-tasks test questions (drill eval --shuffle-seed) instead "
                              "of the first ones, which are mostly QBR dates and rooms")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/inbox-extractive"))
-    parser.add_argument("--only", nargs="+", choices=("teacher", "train", "eval", "eval-untrained"),
-                        default=["train", "eval"], help="teacher: only write the teacher's results file")
+    parser.add_argument("--dagger-from", type=Path, default=None,
+                        help="DAgger instead of the teacher's SFT: the run folder of an adapter trained by this script; "
+                             "it plays --max-tasks training questions (--pick-seed; use another seed than its own "
+                             "training pick), and --only train fine-tunes it on the reader's call at every state it "
+                             "reached (sft:expert=reader, --init-adapter)")
+    parser.add_argument("--ray-workers", type=int, default=0, help="rollout workers for the DAgger roll-in")
+    parser.add_argument("--only", nargs="+", choices=("teacher", "rollin", "train", "eval", "eval-untrained"),
+                        default=["train", "eval"], help="teacher: only write the teacher's results file; rollin: "
+                                                        "only the DAgger roll-in")
     parser.add_argument("--show", type=int, default=8, help="adapter episodes to print")
     args = parser.parse_args()
     adapter = args.output_dir / "stage-1-sft" / "adapter"
     source = args.output_dir / "teacher-train.json"
-    if "train" in args.only or "teacher" in args.only:
+    if args.dagger_from is not None:
+        dagger(args)
+    elif "train" in args.only or "teacher" in args.only:
         played = play_teacher("train", args.max_tasks, args.pick_seed if args.pick == "shuffled" else None)
         play_teacher("test", args.eval_tasks, args.eval_shuffle_seed)  # the ceiling: the questions evaluated below
         args.output_dir.mkdir(parents=True, exist_ok=True)
         source.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in played]}), encoding="utf-8")
         print(f"wrote {source} (training questions only)")
-    if "train" in args.only:
+    if "train" in args.only and args.dagger_from is None:
         run("SFT", ["drill", "train", "inbox", "--stage", f"sft:source=results:{source},epochs={args.epochs}",
                     "--lr", str(args.lr), *PROMPT, "--micro-batch-tokens", "4096", "--eval-tasks", "0",
                     "--output-dir", str(args.output_dir)])

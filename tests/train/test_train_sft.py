@@ -113,6 +113,16 @@ def test_stored_episodes_of_test_tasks_are_never_trained_on(tmp_path: Path) -> N
     path.write_text(json.dumps({"episodes": [{"task_id": "test-0", "seed": 0, "turns": []}]}))
     with pytest.raises(ValueError, match="no episode of a training task"):
         _stored(path, WRITING.tasks("train"))
+    # a model's stored turn is replayed as it wrote it (later prompts show its raw text, even when it did not parse)
+    turn = {"role": "writer", "action": {"tool": "", "arguments": {}, "parse_error": "no tool call",
+                                         "raw": "<tool_call>\n{\"name\": \"say\", \"argu"}}
+    path.write_text(json.dumps({"episodes": [{"task_id": "train-1", "seed": 0, "turns": [turn]}] * 2}))
+    with pytest.raises(ValueError, match="two stored episodes of task train-1 seed 0"):
+        _stored(path, WRITING.tasks("train"))
+    path.write_text(json.dumps({"episodes": [{"task_id": "train-1", "seed": 0, "turns": [turn]}]}))
+    replay, _ = _stored(path, WRITING.tasks("train"))
+    action = replay.actions[("train-1", 0, "writer", 0)]
+    assert (action.raw, action.parse_error) == (turn["action"]["raw"], "no tool call")
 
 
 def test_sft_lowers_the_reply_nll_checkpoints_and_resumes(tiny_model_dir: Path, tiny_base: BaseModel,

@@ -330,7 +330,8 @@ class ReplayPolicy:
                 counts[turn["role"]] = k + 1
                 action = turn["action"]
                 self.actions[(episode["task_id"], int(episode["seed"]), turn["role"], k)] = Action(
-                    tool=action["tool"], arguments=action["arguments"], parse_error=action.get("parse_error"))
+                    tool=action["tool"], arguments=action["arguments"], parse_error=action.get("parse_error"),
+                    raw=action.get("raw"))  # what a model wrote, so later prompts show it as it was
 
     def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
         actions = []
