@@ -293,3 +293,11 @@ def test_the_reader_never_answers_wrongly_and_acts_from_states_another_policy_re
                 assert label.arguments == {"answer": IDK, "sources": []}
                 checked["gave up"] += 1
     assert all(checked.values()), checked
+
+    # a learner that keeps searching for words no mail has: the reader searches the question's names once, then,
+    # after two searches that found nothing, gives up instead of teaching the learner to search forever
+    lost = _Probe(lambda item: Action.call("search_emails", keywords=f"zqxjv {len(item.own_turns())}"))
+    run_episodes(lambda: InboxEnv(**env.options), [(answerable[0], 0)], lost, rubric())
+    labels = [(label.tool, label.arguments) for _, label in lost.asked]
+    assert labels[1] == ("search_emails", {"keywords": search_keywords(answerable[0].question)[0]})
+    assert labels[2:] == [("return_final_answer", {"answer": IDK, "sources": []})] * (len(labels) - 2)

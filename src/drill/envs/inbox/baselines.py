@@ -10,8 +10,8 @@ All three are stateless: what they did so far is read back from `PolicyInput.his
   "I don't know" — it would rather abstain than guess.
 * `oracle` — reads a gold source and answers with the gold answer and that source; "I don't know" at once
   when the inbox has no answer.
-* `reader` — a demonstrator for SFT, and DAgger's expert: it searches like the heuristic and reads the hits
-  in rank order (at most three reads); once it has read a mail that states the answer (a gold source), it
+* `reader` — a demonstrator for SFT, and DAgger's expert: it searches like the heuristic (at most two
+  searches when they find nothing) and reads the hits in rank order (at most three reads); once it has read a mail that states the answer (a gold source), it
   answers with the gold answer as that mail writes it and cites it; when no mail it read does, "I don't
   know". It acts from any state, also one another policy reached (its own searches, reads out of order).
 
@@ -211,6 +211,8 @@ class ReaderPolicy:
 
     info = PolicyInfo(name="reader")
     max_reads = 3
+    max_searches = 2
+    """Searches that find nothing before it gives up, its own or another policy's (as the heuristic does)."""
 
     def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
         return [self._one(item) for item in inputs]
@@ -229,13 +231,13 @@ class ReaderPolicy:
         if task.answer is not None and gold:
             message_id, seen = gold[0]
             return Action.call("return_final_answer", answer=stated_span(task, seen), sources=[message_id])
-        ids, _, reads = _results(history)
+        ids, searches, reads = _results(history)
         action = history[-1][0]
         if action.tool == "search_emails" and not _RESULT_ID.search(history[-1][1]):
             searched = {str(a.arguments.get("keywords", "")) for a, _ in history
                         if a.tool == "search_emails" and isinstance(a.arguments, dict)}
             untried = [k for k in dict.fromkeys((first, fallback)) if k not in searched]
-            if untried and reads == 0:
+            if untried and reads == 0 and searches < self.max_searches:
                 return Action.call("search_emails", keywords=untried[0])
             if not ids:
                 return Action.call("return_final_answer", answer=IDK, sources=[])
