@@ -273,7 +273,8 @@ class GRPOConfig:
 
 
 def _file_type(default: Any, name: str) -> tuple[type, ...]:
-    optional = {"model": (str, type(None)), "init_adapter": (str, type(None)), "kl_abort": (float, int, type(None)), "bf16": (bool, type(None))}
+    optional = {"model": (str, type(None)), "init_adapter": (str, type(None)), "kl_abort": (float, int, type(None)),
+                "bf16": (bool, type(None))}
     if name in optional:
         return optional[name]
     if isinstance(default, bool):

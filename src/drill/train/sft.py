@@ -272,6 +272,16 @@ def _turn_key(item: PolicyInput) -> tuple[str, int, str, int]:
     return item.task.id, item.seed, item.observation.role, len(item.own_turns())
 
 
+def _role_turn_numbers(roles: Sequence[str]) -> list[int]:
+    """For an episode's turns, given by their roles in order: each turn's number among its role's turns."""
+    counts: dict[str, int] = {}
+    numbers = []
+    for role in roles:
+        numbers.append(counts.get(role, 0))
+        counts[role] = numbers[-1] + 1
+    return numbers
+
+
 class ExpertLabels:
     """DAgger's data collection (Ross et al. 2011): plays `source`'s actions, and records at every state it reaches
     what `expert` (teacher-forced into a model turn) would have called there; `relabel` puts those calls into
@@ -300,14 +310,9 @@ class ExpertLabels:
 
     def relabel(self, episode: Episode, roles: Sequence[str]) -> Episode:
         """`episode` with each trained turn's action replaced by the expert's labelled call at that state."""
-        counts: dict[str, int] = {}
-        turns = []
-        for turn in episode.turns:
-            k = counts.get(turn.role, 0)
-            counts[turn.role] = k + 1
-            if turn.role in roles:
-                turn = turn.model_copy(update={"action": self.labels[(episode.task_id, episode.seed, turn.role, k)]})
-            turns.append(turn)
+        numbers = _role_turn_numbers([t.role for t in episode.turns])
+        turns = [t.model_copy(update={"action": self.labels[(episode.task_id, episode.seed, t.role, k)]})
+                 if t.role in roles else t for t, k in zip(episode.turns, numbers)]
         return episode.model_copy(update={"turns": turns})
 
 
@@ -320,16 +325,14 @@ class ReplayPolicy:
         self.actions: dict[tuple[str, int, str, int], Action] = {}
         stored: set[tuple[str, int]] = set()
         for episode in episodes:
-            if (episode["task_id"], int(episode["seed"])) in stored:
-                raise ValueError(f"replay: two stored episodes of task {episode['task_id']} seed {episode['seed']}; "
-                                 "keep one of them")
-            stored.add((episode["task_id"], int(episode["seed"])))
-            counts: dict[str, int] = {}
-            for turn in episode["turns"]:
-                k = counts.get(turn["role"], 0)
-                counts[turn["role"]] = k + 1
+            task_id, seed = episode["task_id"], int(episode["seed"])
+            if (task_id, seed) in stored:
+                raise ValueError(f"replay: two stored episodes of task {task_id} seed {seed}; keep one of them")
+            stored.add((task_id, seed))
+            numbers = _role_turn_numbers([turn["role"] for turn in episode["turns"]])
+            for turn, k in zip(episode["turns"], numbers):
                 action = turn["action"]
-                self.actions[(episode["task_id"], int(episode["seed"]), turn["role"], k)] = Action(
+                self.actions[(task_id, seed, turn["role"], k)] = Action(
                     tool=action["tool"], arguments=action["arguments"], parse_error=action.get("parse_error"),
                     raw=action.get("raw"))  # what a model wrote, so later prompts show it as it was
 

@@ -11,9 +11,10 @@ All three are stateless: what they did so far is read back from `PolicyInput.his
 * `oracle` — reads a gold source and answers with the gold answer and that source; "I don't know" at once
   when the inbox has no answer.
 * `reader` — a demonstrator for SFT, and DAgger's expert: it searches like the heuristic (at most two
-  searches when they find nothing) and reads the hits in rank order (at most three reads); once it has read a mail that states the answer (a gold source), it
-  answers with the gold answer as that mail writes it and cites it; when no mail it read does, "I don't
-  know". It acts from any state, also one another policy reached (its own searches, reads out of order).
+  searches when they find nothing) and reads the hits in rank order (at most three reads); once it has read
+  a mail that states the answer (a gold source), it answers with the gold answer as that mail writes it and
+  cites it; when no mail it read does, "I don't know". It acts from any state, also one another policy
+  reached (its own searches, reads out of order).
 
 Only the oracle and the reader read the task's ground truth; the reader only to tell whether a mail it has
 read states the answer, and which span does.
@@ -241,7 +242,8 @@ class ReaderPolicy:
                 return Action.call("search_emails", keywords=untried[0])
             if not ids:
                 return Action.call("return_final_answer", answer=IDK, sources=[])
-        unread = [i for i in ids if i not in {message_id for message_id, _ in read}]
+        opened = {message_id for message_id, _ in read}
+        unread = [i for i in ids if i not in opened]
         if reads < self.max_reads and unread:
             return Action.call("read_email", message_id=unread[0])
         return Action.call("return_final_answer", answer=IDK, sources=[])
