@@ -113,5 +113,15 @@ def test_init_adapter_starts_the_first_stage_from_a_saved_adapter(tiny_model_dir
                        stages=["sft:source=oracle,epochs=1,batch_size=4"]), WRITING, _bases(tiny_model_dir))
     c = _weights(fresh / "stage-1-sft" / "adapter")
     assert any(not torch.allclose(a[k], c[k], atol=1e-6) for k in a)  # without it: a fresh adapter
+    # a plain run (no stages, e.g. drill train --init-adapter PATH) attaches it too, through the config
+    from peft import get_peft_model_state_dict
+
+    from drill.models.local import fresh_model
+    from drill.train.lora import attach_lora
+
+    plain = attach_lora(fresh_model(str(tiny_model_dir))[0], _config(tiny_model_dir, tmp_path / "plain",
+                                                                     init_adapter=str(saved), stages=[]))
+    attached = get_peft_model_state_dict(plain)
+    assert all(torch.equal(a[k], attached[k].cpu()) for k in a)
     with pytest.raises(ValueError, match="no saved adapter there"):
         _config(tiny_model_dir, tmp_path / "bad", init_adapter=str(tmp_path))
