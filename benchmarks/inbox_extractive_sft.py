@@ -30,9 +30,17 @@ DAgger on top (`--dagger-from`): the adapter plays other training questions gree
 the reader would have called at each state it reached, e.g. a read of the next hit where it answered from a mail
 that does not state the answer:
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --dagger-from runs/inbox-shuffled-0 \
-        --pick-seed 7 --lr 5e-4 --ray-workers 2 --output-dir runs/inbox-dagger-0 --only rollin train eval \
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --dagger-from runs/inbox-shuffled-0 \\
+        --pick-seed 7 --lr 5e-4 --ray-workers 2 --output-dir runs/inbox-dagger-0 --only rollin train eval \\
         --eval-shuffle-seed 0
+
+`--dagger-method dpo` uses the same roll-in for offline DPO instead (`dpo:source=...,expert=reader`): the
+reader's call is preferred over the adapter's tokens wherever they differ, in the roll-in episodes that scored
+below --max-reward, with the chosen call's NLL added (--nll):
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --dagger-from runs/inbox-dagger-0 \\
+        --dagger-method dpo --pick-seed 8 --epochs 2 --lr 5e-4 --output-dir runs/inbox-dpo-0 --only rollin train \\
+        eval --eval-shuffle-seed 0
 """
 
 from __future__ import annotations
@@ -93,17 +101,24 @@ def show_answers(results: Path, count: int) -> None:
 def dagger(args: argparse.Namespace) -> None:
     """One DAgger round: the adapter in --dagger-from plays training questions greedily (the roll-in), then it is
     fine-tuned on the reader's call at every state it reached, prompts as it saw them."""
-    start = args.dagger_from / "stage-1-sft" / "adapter"
+    found = sorted(args.dagger_from.glob("stage-1-*/adapter"))
+    if len(found) != 1:
+        raise SystemExit(f"--dagger-from {args.dagger_from}: expected one stage-1-*/adapter, found {len(found)}")
+    start = found[0]
     rollin = args.output_dir / "rollin"
     if "rollin" in args.only or ("train" in args.only and not (rollin / "results.json").is_file()):
         run("roll-in", ["drill", "eval", "inbox", "--policy", f"lora:{start}", "--split", "train",
                         "--limit", str(args.max_tasks), "--shuffle-seed", str(args.pick_seed), "--seeds", "1", *PROMPT,
                         "--temperature", "0", "--ray-workers", str(args.ray_workers), "--out", str(rollin)])
     if "train" in args.only:
-        run("DAgger SFT", ["drill", "train", "inbox", "--init-adapter", str(start), "--stage",
-                           f"sft:source=results:{rollin / 'results.json'},expert=reader,epochs={args.epochs}",
-                           "--lr", str(args.lr), *PROMPT, "--micro-batch-tokens", "4096", "--eval-tasks", "0",
-                           "--output-dir", str(args.output_dir)])
+        source = f"source=results:{rollin / 'results.json'},expert=reader,epochs={args.epochs}"
+        stage = f"sft:{source}"
+        if args.dagger_method == "dpo":  # the reader's call preferred over the adapter's, on its failed episodes
+            stage = f"dpo:{source},beta={args.beta},nll={args.nll},max_reward={args.max_reward}"
+        run(f"DAgger {args.dagger_method.upper()}", ["drill", "train", "inbox", "--init-adapter", str(start),
+                                                     "--stage", stage, "--lr", str(args.lr), *PROMPT,
+                                                     "--micro-batch-tokens", "4096", "--eval-tasks", "0",
+                                                     "--output-dir", str(args.output_dir)])
 
 
 def main() -> None:
@@ -126,12 +141,20 @@ def main() -> None:
                              "training pick), and --only train fine-tunes it on the reader's call at every state it "
                              "reached (sft:expert=reader, --init-adapter)")
     parser.add_argument("--ray-workers", type=int, default=0, help="rollout workers for the DAgger roll-in")
+    parser.add_argument("--dagger-method", choices=("sft", "dpo"), default="sft",
+                        help="sft: fine-tune on the reader's calls; dpo: prefer the reader's call over the adapter's "
+                             "wherever they differ, in the roll-in episodes scoring below --max-reward")
+    parser.add_argument("--beta", type=float, default=0.1, help="DPO beta (--dagger-method dpo)")
+    parser.add_argument("--nll", type=float, default=1.0, help="weight of the chosen call's NLL (--dagger-method dpo)")
+    parser.add_argument("--max-reward", type=float, default=0.5,
+                        help="DPO pairs only from roll-in episodes below this reward: wrong answers, no answer, and "
+                             "abstentions (--dagger-method dpo)")
     parser.add_argument("--only", nargs="+", choices=("teacher", "rollin", "train", "eval", "eval-untrained"),
                         default=["train", "eval"], help="teacher: only write the teacher's results file; rollin: "
                                                         "only the DAgger roll-in")
     parser.add_argument("--show", type=int, default=8, help="adapter episodes to print")
     args = parser.parse_args()
-    adapter = args.output_dir / "stage-1-sft" / "adapter"
+    adapter = args.output_dir / f"stage-1-{args.dagger_method if args.dagger_from else 'sft'}" / "adapter"
     source = args.output_dir / "teacher-train.json"
     if args.dagger_from is not None:
         dagger(args)

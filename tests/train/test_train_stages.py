@@ -46,8 +46,12 @@ def test_stage_specs_are_checked_before_any_model_loads(tiny_model_dir: Path, tm
     stage = parse_stage("sft:source=heuristic,epochs=3,learning_rate=1e-4", 1, config)
     assert (stage.options.source, stage.options.epochs, stage.config.learning_rate) == ("heuristic", 3, 1e-4)
     assert stage.config.output_dir == tmp_path / "run" / "stage-1-sft" and stage.config.eval_tasks == 0
+    offline = parse_stage("dpo:source=results:runs/a b/results.json,expert=reader,nll=1,max_reward=0.5", 2, config)
+    assert (offline.options.source, offline.options.expert, offline.options.nll, offline.options.max_reward) == (
+        "results:runs/a b/results.json", "reader", 1, 0.5)
     for bad, message in [("ppo:steps=3", "unknown method"), ("sft:epochs", "KEY=VALUE"),
-                         ("rft:bar=median", "bar must be"), ("dpo:colour=red", "unknown option")]:
+                         ("rft:bar=median", "bar must be"), ("dpo:colour=red", "unknown option"),
+                         ("dpo:expert=reader", "need both source=")]:
         with pytest.raises(ValueError, match=message):
             plan_stages(config.updated(stages=[bad]), WRITING)
 

@@ -1,8 +1,11 @@
-"""Online DPO on trajectory pairs from GRPO-style groups: the whole loop in `train()`.
+"""DPO on trajectory pairs: online from GRPO-style groups (`train()`), or offline against an expert's calls at
+the states a model reached (`train_on_expert_pairs()`); each is one loop.
 
 How to run it:
 
     drill train triage -E k=1 --stage sft:source=oracle --stage dpo:steps=20,beta=0.1 ...
+    drill train inbox --init-adapter runs/sft/adapter \
+        --stage dpo:source=results:runs/rollin/results.json,expert=reader,epochs=1,nll=1 ...
 
     from drill.train.dpo import DPOOptions, train
     result = train(config, DPOOptions(steps=20), init_adapter=Path("runs/sft/adapter"))
@@ -24,6 +27,17 @@ Where this departs from the DPO paper (Rafailov et al. 2023):
   GRPO trainer, not the SFT model: after an SFT stage the DPO loss still measures the move away from the
   base weights, so its implicit KL anchor is the base model.
 * A step whose groups form no pair makes no update; it is logged (`pairs: 0`), not skipped silently.
+
+**Offline, against an expert** (`source=` and `expert=` given; DAgger's data with a preference loss). The
+source (a model's play: `lora:PATH`, `llm`, or `results:PATH` of one, as SFT's sources) drives the episodes on
+the training split and the expert baseline labels every trained state, as in SFT's `expert=`
+(`sft.play_source`). Wherever the two differ, the pair is the expert's call (chosen, written in the reply
+format) against the tokens the source sampled there (rejected), on the same prompt; `max_reward` keeps only
+states of source episodes that scored below it (its failures). Then `epochs` passes over the pairs in a seeded
+order, `batch_size` pairs per AdamW update. Departures, besides the pairs' origin: the reference is the adapter
+the stage starts from (the SFT model, as in the DPO paper), its log-probabilities computed once before the first
+update; and `nll` adds that weight times the chosen call's mean token NLL (RPO, Pang et al. 2024), since DPO
+alone can lower the chosen call's likelihood along with the rejected one's.
 """
 
 from __future__ import annotations
@@ -48,7 +62,9 @@ from drill.train.checkpoint import save_checkpoint
 from drill.train.config import GRPOConfig
 from drill.train.exploration import component_group_std
 from drill.train.metrics import REWARD_PREFIX, MetricsLog, plot_learning_curve
-from drill.train.samples import Sample, collate, completion_logprobs, episode_samples, role_reward
+from drill.train.samples import (Sample, collate, completion_logprobs, episode_samples, role_reward,
+                                 shared_prompt_logprobs)
+from drill.train.sft import ExpertLabels
 from drill.train.target import TrainTarget
 
 
@@ -62,8 +78,33 @@ class DPOOptions:
     """DPO temperature: the weight of the log-ratio margin inside the sigmoid."""
     min_margin: float = 0.0
     """A pair is formed only when the chosen reward exceeds the rejected one by more than this (>= 0)."""
+    source: str | None = None
+    """Offline pairs: who drives the episodes (a model's play: `lora:PATH`, `llm`, `results:PATH`); needs `expert`."""
+    expert: str | None = None
+    """Offline pairs: the baseline whose call is preferred wherever it differs from the source's."""
+    epochs: int = 1
+    """Offline: passes over the pairs (`steps` is for online DPO)."""
+    batch_size: int = 8
+    """Offline: pairs per optimizer step."""
+    nll: float = 0.0
+    """Weight of the chosen call's mean token NLL added to the DPO loss (RPO); 0: plain DPO."""
+    max_reward: float | None = None
+    """Offline: pairs only from source episodes whose total reward is below this (None: every episode)."""
 
     def __post_init__(self) -> None:
+        if (self.source is None) != (self.expert is None):
+            raise ValueError("dpo: offline pairs need both source= (whose play) and expert= (whose calls to prefer); "
+                             "give both, or neither for online DPO")
+        if self.source is not None and self.source == self.expert:
+            raise ValueError(f"dpo: expert {self.expert!r} is also the source; it would never disagree with itself")
+        for name in ("epochs", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"dpo: {name} must be at least 1, got {getattr(self, name)}")
+        if self.nll < 0:
+            raise ValueError(f"dpo: nll must be >= 0, got {self.nll}")
+        if self.source is None and self.max_reward is not None:
+            raise ValueError("dpo: max_reward filters the source's episodes of offline pairs; give source= and "
+                             "expert=, or drop it")
         if self.steps < 1:
             raise ValueError(f"dpo: steps must be at least 1, got {self.steps}")
         if not self.beta > 0:
@@ -76,8 +117,8 @@ class DPOOptions:
 class PreferencePair:
     chosen: Sample
     rejected: Sample
-    margin: float
-    """Reward of the chosen minus reward of the rejected; always > min_margin >= 0."""
+    margin: float | None
+    """Reward of the chosen minus reward of the rejected; always > min_margin >= 0. None for an expert pair."""
 
 
 def dpo_loss(chosen: Tensor, rejected: Tensor, ref_chosen: Tensor, ref_rejected: Tensor, beta: float) -> Tensor:
@@ -119,7 +160,10 @@ def sequence_logprobs(model: Any, samples: Sequence[Sample], pad_id: int) -> Ten
 
 def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = None, base: Any = None,
           init_adapter: Path | None = None) -> Any:
-    """Run online DPO as the module docstring says; returns a `TrainResult`."""
+    """Run online DPO as the module docstring says (offline when `options.source` is given); returns a
+    `TrainResult`."""
+    if options.source is not None:
+        return train_on_expert_pairs(config, options, target, base, init_adapter)
     from drill.models.adapters import save_adapter
     from drill.train.grpo import TrainResult, episode_seed, load_base, plan_run, resume_or_start, seed_everything
     from drill.train.heldout import evaluate_heldout
@@ -172,7 +216,11 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
                 with torch.no_grad(), model.disable_adapter():
                     reference = sequence_logprobs(model, both, pad_id)  # (2P,)
                 n = len(chunk)
-                loss = dpo_loss(policy[:n], policy[n:], reference[:n], reference[n:], options.beta) * n / len(pairs)
+                loss = dpo_loss(policy[:n], policy[n:], reference[:n], reference[n:], options.beta)
+                if options.nll:
+                    lengths = torch.tensor([len(p.chosen.completion_ids) for p in chunk], dtype=policy.dtype)
+                    loss = loss - options.nll * (policy[:n] / lengths.to(policy.device)).mean()
+                loss = loss * n / len(pairs)
                 loss.backward()
                 loss_value += float(loss.detach())
                 accuracy += float(((policy[:n] - reference[:n]) > (policy[n:] - reference[n:])).sum()) / len(pairs)
@@ -190,7 +238,7 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
                        for c in scores[0].components}
             record |= component_group_std(episodes, config.group_size)
             record |= {"loss": loss_value, "pairs": len(pairs), "reward_accuracy": accuracy,
-                       "margin_mean": float(np.mean([p.margin for p in pairs])) if pairs else 0.0,
+                       "margin_mean": float(np.mean([p.margin or 0.0 for p in pairs])) if pairs else 0.0,
                        "grad_norm": grad_norm, "step_s": time.perf_counter() - started}
             metrics.append(record)
             progress.update(bar, completed=step)
@@ -209,3 +257,130 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
                   if config.eval_tasks else [])
     return TrainResult(output_dir=out, adapter_dir=adapter_dir, steps=options.steps, metrics=records,
                        evaluation=evaluation)
+
+
+def expert_pairs(played: Sequence[Episode], labels: ExpertLabels, roles: Sequence[str],
+                 max_reward: float | None = None) -> list[PreferencePair]:
+    """At every trained state where the expert's call differs from what the source wrote: the expert's call
+    (chosen, its prompt ids as the policy renders them) against the source's sampled tokens there (rejected, on
+    the same prompt). With `max_reward`, only states of source episodes whose total is below it."""
+    pairs = []
+    for index, episode in enumerate(played):
+        if episode.score is None:
+            raise ValueError(f"episode of task {episode.task_id} seed {episode.seed} was not scored")
+        if max_reward is not None and episode.score.total >= max_reward:
+            continue
+        labelled = labels.relabel(episode, roles)
+        for turn, label in zip(episode.turns, labelled.turns, strict=True):
+            if turn.role not in roles:
+                continue
+            wrote = turn.action.generation
+            if wrote is None or not wrote.token_ids:
+                raise ValueError(f"turn {turn.index} of task {episode.task_id}: the source's action carries no "
+                                 f"sampled token ids (played by {turn.policy!r}); expert pairs need a model's play: "
+                                 "lora:PATH, llm, or results:PATH of one")
+            (chosen,) = episode_samples(episode.model_copy(update={"turns": [label]}), index, {turn.role: 0.0})
+            rejected = Sample(prompt_ids=chosen.prompt_ids, completion_ids=tuple(wrote.token_ids), advantage=0.0,
+                              episode=index, turn=turn.index, role=turn.role)
+            same_call = (turn.action.parse_error is None
+                         and (turn.action.tool, turn.action.arguments) == (label.action.tool, label.action.arguments))
+            if not same_call and chosen.completion_ids != rejected.completion_ids:
+                pairs.append(PreferencePair(chosen=chosen, rejected=rejected, margin=None))
+    return pairs
+
+
+def pair_logprobs(model: Any, pair: PreferencePair, pad_id: int) -> Tensor:
+    """Summed log-probabilities of the chosen and the rejected completion, one shared prompt pass. # (2,)"""
+    batch = collate([pair.chosen, pair.rejected], pad_id)
+    logprobs = shared_prompt_logprobs(model, pair.chosen.prompt_ids, batch, 1.0)  # (2, T)
+    return (logprobs * batch.completion_mask.to(logprobs.device)).sum(dim=1)  # (2,)
+
+
+def train_on_expert_pairs(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = None,
+                          base: Any = None, init_adapter: Path | None = None) -> Any:
+    """Offline DPO on expert pairs as the module docstring says; returns a `TrainResult`."""
+    from drill.models.adapters import save_adapter
+    from drill.train.grpo import TrainResult, load_base, plan_run, seed_everything
+    from drill.train.heldout import evaluate_heldout
+    from drill.train.lora import attach_lora
+    from drill.train.rollouts import prompt_options
+    from drill.train.sft import epoch_order, play_source, resume_step, teacher_prompter
+
+    assert options.source is not None and options.expert is not None  # DPOOptions checks they come together
+    # -- setup: the model from the previous stage's adapter, the source's play, the pairs, the reference -------
+    plan = plan_run(config, target)
+    target, roles = plan.target, plan.roles
+    base = base or load_base(config.model)
+    seed_everything(config.seed)
+    model = attach_lora(base.model, config, init_adapter)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+    pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
+    out = config.output_dir
+    metrics = MetricsLog(out / "metrics.jsonl")
+    atomic_write_text(out / "config.json", json.dumps(config.to_dict() | {"dpo": vars(options)}, indent=1))
+    prompting = prompt_options(config, target)
+    played, labels = play_source(config, options.source, options.expert, target, roles,
+                                 teacher_prompter(model, base, prompting))
+    assert labels is not None  # an expert was given
+    pairs = expert_pairs(played, labels, roles, options.max_reward)
+    if not pairs:
+        raise ValueError(f"dpo: {options.expert} never disagrees with {options.source} on the states kept "
+                         f"(max_reward={options.max_reward}); there is nothing to prefer")
+    print(f"dpo: {len(pairs)} pairs (the expert's call against the source's) from {len(played)} episodes")
+    model.eval()
+    with torch.no_grad():  # the reference: the starting adapter, before any update (and before a resume loads)
+        reference = [pair_logprobs(model, pair, pad_id) for pair in pairs]  # P x (2,)
+    batches_per_epoch = -(-len(pairs) // options.batch_size)
+    total = options.epochs * batches_per_epoch
+    start = resume_step(config, out, metrics, model, optimizer)
+
+    with progress_bar() as progress:
+        bar = progress.add_task("DPO (expert pairs)", total=total, completed=start)
+        for step in range(start + 1, total + 1):
+            started = time.perf_counter()
+            epoch, index = divmod(step - 1, batches_per_epoch)
+            order = epoch_order(len(pairs), config.seed, epoch)[index * options.batch_size:
+                                                                 (index + 1) * options.batch_size]
+            model.train()
+            optimizer.zero_grad(set_to_none=True)
+            loss_value = nll_value = accuracy = chosen_shift = rejected_shift = 0.0
+            for i in order:
+                policy = pair_logprobs(model, pairs[i], pad_id)  # (2,)
+                ref = reference[i].to(policy.device)  # (2,)
+                nll = -policy[0] / len(pairs[i].chosen.completion_ids)
+                loss = (dpo_loss(policy[:1], policy[1:], ref[:1], ref[1:], options.beta)
+                        + options.nll * nll) / len(order)
+                loss.backward()
+                loss_value += float(loss.detach())
+                nll_value += float(nll.detach()) / len(order)
+                shift = (policy.detach() - ref).tolist()  # log pi - log ref, chosen and rejected
+                accuracy += (shift[0] > shift[1]) / len(order)
+                chosen_shift += shift[0] / len(order)
+                rejected_shift += shift[1] / len(order)
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm))
+            if not (np.isfinite(loss_value) and np.isfinite(grad_norm)):
+                raise FloatingPointError(f"dpo step {step}: loss {loss_value}, gradient norm {grad_norm}; "
+                                         "no update was applied")
+            optimizer.step()
+            record = {"step": step, "stage": "dpo", "epoch": epoch + 1, "loss": loss_value, "chosen_nll": nll_value,
+                      "pairs": len(order), "reward_accuracy": accuracy, "chosen_logratio": chosen_shift,
+                      "rejected_logratio": rejected_shift, "grad_norm": grad_norm,
+                      "step_s": time.perf_counter() - started}
+            metrics.append(record)
+            progress.update(bar, completed=step)
+            progress.console.print(f"dpo step {step}/{total}  loss {loss_value:.4f}  accuracy {accuracy:.2f}  "
+                                   f"chosen {chosen_shift:+.2f}  rejected {rejected_shift:+.2f}  "
+                                   f"{record['step_s']:.1f}s", highlight=False, markup=False)
+            if step % config.checkpoint_every == 0 or step == total:
+                save_checkpoint(out, step, model, optimizer, {"step": step}, config.to_dict(),
+                                config.keep_checkpoints)
+
+    adapter_dir = out / "adapter"
+    save_adapter(model, adapter_dir, base_model_id=base.model_id)
+    records = metrics.read()
+    plot_learning_curve([r | {"reward/total": r["reward_accuracy"]} for r in records], out / "learning_curve.png",
+                        f"DPO on {target.name}: {options.expert} over {options.source} (curve: pair accuracy)")
+    evaluation = (evaluate_heldout(config, target, roles, adapter_dir, base.model_id, out, prompting)
+                  if config.eval_tasks else [])
+    return TrainResult(output_dir=out, adapter_dir=adapter_dir, steps=total, metrics=records, evaluation=evaluation)

@@ -332,9 +332,11 @@ class ReplayPolicy:
             numbers = _role_turn_numbers([turn["role"] for turn in episode["turns"]])
             for turn, k in zip(episode["turns"], numbers):
                 action = turn["action"]
+                generation = action.get("generation")
                 self.actions[(task_id, seed, turn["role"], k)] = Action(
                     tool=action["tool"], arguments=action["arguments"], parse_error=action.get("parse_error"),
-                    raw=action.get("raw"))  # what a model wrote, so later prompts show it as it was
+                    raw=action.get("raw"),  # what a model wrote, so later prompts show it as it was
+                    generation=None if generation is None else Generation.model_validate(generation))
 
     def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
         actions = []
@@ -349,19 +351,37 @@ class ReplayPolicy:
 
 def source_episodes(config: GRPOConfig, options: SFTOptions, target: TrainTarget, roles: Sequence[str],
                     prompter: LLMPolicy) -> list[Episode]:
-    """The source's scored episodes on the training split, teacher-forced into model turns, filtered by reward."""
+    """The source's scored episodes on the training split, teacher-forced into model turns (relabelled by the
+    expert, with `expert=`), filtered by reward."""
+    episodes, labels = play_source(config, options.source, options.expert, target, roles, prompter,
+                                   max_tasks=options.max_tasks, seeds_per_task=options.seeds_per_task)
+    if labels is not None:
+        episodes = [labels.relabel(e, roles) for e in episodes]
+    if options.min_reward is not None:
+        kept = [e for e in episodes if e.score is not None and e.score.total >= options.min_reward]
+        print(f"sft: {len(kept)} of {len(episodes)} episodes reach min_reward={options.min_reward}")
+        episodes = kept
+    return episodes
+
+
+def play_source(config: GRPOConfig, source_name: str, expert: str | None, target: TrainTarget, roles: Sequence[str],
+                prompter: LLMPolicy, max_tasks: int = 0, seeds_per_task: int = 1,
+                ) -> tuple[list[Episode], ExpertLabels | None]:
+    """The source's scored episodes on the training split. Without an expert they are teacher-forced into model
+    turns; with one, they are the source's own turns as played, and the returned `ExpertLabels` holds the
+    expert's call at every trained state (`relabel` puts them in)."""
     train_tasks = target.tasks("train")
-    if options.max_tasks:
-        train_tasks = train_tasks[:options.max_tasks]
-    jobs: list[tuple[Task, int]] = [(t, s) for t in train_tasks for s in range(options.seeds_per_task)]
+    if max_tasks:
+        train_tasks = train_tasks[:max_tasks]
+    jobs: list[tuple[Task, int]] = [(t, s) for t in train_tasks for s in range(seeds_per_task)]
     source: Policy
-    if options.source.startswith("results:"):
-        source, jobs = _stored(Path(options.source.removeprefix("results:")), train_tasks)
-    elif options.source.startswith("store:"):
-        source, jobs = _from_store(Path(options.source.removeprefix("store:")), target, train_tasks)
-    elif options.source in target.baselines:
-        source = target.baselines[options.source]()
-    elif options.source == "llm" or options.source.startswith("lora:"):
+    if source_name.startswith("results:"):
+        source, jobs = _stored(Path(source_name.removeprefix("results:")), train_tasks)
+    elif source_name.startswith("store:"):
+        source, jobs = _from_store(Path(source_name.removeprefix("store:")), target, train_tasks)
+    elif source_name in target.baselines:
+        source = target.baselines[source_name]()
+    elif source_name == "llm" or source_name.startswith("lora:"):
         from dataclasses import replace
 
         from drill.models.base import SamplingParams
@@ -370,30 +390,25 @@ def source_episodes(config: GRPOConfig, options: SFTOptions, target: TrainTarget
 
         sampling = SamplingParams(max_new_tokens=config.max_new_tokens, temperature=config.temperature,
                                   seed=config.seed)
-        source = build_llm_policy(options.source, LLMOptions(model=config.model, device=config.device,
-                                                             prompt=replace(prompter.options, sampling=sampling)))
+        source = build_llm_policy(source_name, LLMOptions(model=config.model, device=config.device,
+                                                          prompt=replace(prompter.options, sampling=sampling)))
     else:
-        raise ValueError(f"sft: unknown source {options.source!r}; choose from {', '.join(target.baselines)}, "
+        raise ValueError(f"unknown source {source_name!r}; choose from {', '.join(target.baselines)}, "
                          "llm, lora:PATH, results:PATH, store:PATH")
     teacher: Policy = TeacherForcedPolicy(source, prompter)
     labels: ExpertLabels | None = None
-    if options.expert is not None:
-        if options.expert not in target.baselines:
-            raise ValueError(f"sft: unknown expert {options.expert!r}; choose a baseline of {target.name}: "
+    if expert is not None:
+        if expert not in target.baselines:
+            raise ValueError(f"unknown expert {expert!r}; choose a baseline of {target.name}: "
                              f"{', '.join(target.baselines)}")
-        teacher = labels = ExpertLabels(source, TeacherForcedPolicy(target.baselines[options.expert](), prompter))
+        teacher = labels = ExpertLabels(source, TeacherForcedPolicy(target.baselines[expert](), prompter))
     scripted = target.baselines[config.scripted_policy]() if len(roles) < len(target.roles) else None
     assignment = {role: teacher if role in roles else scripted for role in target.roles}
     episodes = run_episodes(target.make_env, jobs, assignment, target.rubric({}), config.max_turns)  # type: ignore[arg-type]
     if labels is not None:
-        episodes = [labels.relabel(e, roles) for e in episodes]
-        print(f"sft: {options.expert} labelled {labels.count} states the source reached; it would have acted "
+        print(f"{expert} labelled {labels.count} states the source reached; it would have acted "
               f"differently in {labels.disagreements} of them")
-    if options.min_reward is not None:
-        kept = [e for e in episodes if e.score is not None and e.score.total >= options.min_reward]
-        print(f"sft: {len(kept)} of {len(episodes)} episodes reach min_reward={options.min_reward}")
-        episodes = kept
-    return episodes
+    return episodes, labels
 
 
 def _from_store(path: Path, target: TrainTarget, train_tasks: Sequence[Task]) -> tuple[ReplayPolicy,
@@ -403,17 +418,17 @@ def _from_store(path: Path, target: TrainTarget, train_tasks: Sequence[Task]) ->
     from drill.memory.store import TrajectoryStore
 
     if not path.is_file():
-        raise ValueError(f"sft: trajectory store {path} does not exist (fill one with drill eval ... --store PATH)")
+        raise ValueError(f"source: trajectory store {path} does not exist (fill one with drill eval ... --store PATH)")
     store = TrajectoryStore(path)
     rows = store.episodes(env=target.spec.name, split="train", success=True)
     by_id = {t.id: t for t in train_tasks}
     kept = [r for r in store.episodes(env=target.spec.name, split="train", success=True, options=target.options)
             if r.task_id in by_id]
     store.close()
-    print(f"sft: {len(kept)} of {len(rows)} successful training-split {target.spec.name} episodes in {path} are on "
+    print(f"source: {len(kept)} of {len(rows)} successful training-split {target.spec.name} episodes in {path} are on "
           "these training tasks with these options")
     if not kept:
-        raise ValueError(f"sft: {path} holds no successful episode of a {target.spec.name} training task with "
+        raise ValueError(f"source: {path} holds no successful episode of a {target.spec.name} training task with "
                          "these options")
     episodes = [json.loads(r.episode_json) for r in kept]
     return ReplayPolicy(episodes), [(by_id[e["task_id"]], int(e["seed"])) for e in episodes]
@@ -422,12 +437,12 @@ def _from_store(path: Path, target: TrainTarget, train_tasks: Sequence[Task]) ->
 def _stored(path: Path, train_tasks: Sequence[Task]) -> tuple[ReplayPolicy, list[tuple[Task, int]]]:
     """A replay of the training-split episodes stored in a results.json; test-split ones are dropped, and counted."""
     if not path.is_file():
-        raise ValueError(f"sft: results file {path} does not exist")
+        raise ValueError(f"source: results file {path} does not exist")
     stored = json.loads(path.read_text(encoding="utf-8")).get("episodes", [])
     by_id = {t.id: t for t in train_tasks}
     kept = [e for e in stored if e["task_id"] in by_id]
-    print(f"sft: {len(kept)} of {len(stored)} stored episodes are on training tasks; "
+    print(f"source: {len(kept)} of {len(stored)} stored episodes are on training tasks; "
           f"{len(stored) - len(kept)} (test split or unknown) are not used")
     if not kept:
-        raise ValueError(f"sft: {path} holds no episode of a training task")
+        raise ValueError(f"source: {path} holds no episode of a training task")
     return ReplayPolicy(kept), [(by_id[e["task_id"]], int(e["seed"])) for e in kept]
