@@ -41,6 +41,10 @@ below --max-reward, with the chosen call's NLL added (--nll):
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --dagger-from runs/inbox-dagger-0 \\
         --dagger-method dpo --pick-seed 8 --epochs 2 --lr 5e-4 --output-dir runs/inbox-dpo-0 --only rollin train \\
         eval --eval-shuffle-seed 0
+
+Measured (docs/training.md, random 40 test questions, seeds 0 and 1): two DAgger rounds (pick seeds 7, 8) reach
+72% / 75% correct, reward 0.71 / 0.79, against the heuristic's 52% / 68% and 0.64 / 0.76, but 22% / 18% wrong
+against its 8% / 12%. Both DPO tries on the round-2 roll-in scored below the round-1 adapter they started from.
 """
 
 from __future__ import annotations
