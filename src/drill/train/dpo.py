@@ -167,7 +167,7 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
     from drill.models.adapters import save_adapter
     from drill.train.grpo import TrainResult, episode_seed, load_base, plan_run, resume_or_start, seed_everything
     from drill.train.heldout import evaluate_heldout
-    from drill.train.lora import attach_lora
+    from drill.train.lora import lora_training
     from drill.train.rollouts import prompt_options, rollout_policies
     from drill.train.schedules import TaskSampler
 
@@ -180,10 +180,7 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
     sampler = TaskSampler(plan.pools, config.seed)
     base = base or load_base(config.model)
     seed_everything(config.seed)
-    model = attach_lora(base.model, config, init_adapter)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
-    pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
+    model, params, optimizer, pad_id = lora_training(base, config, init_adapter)
     out = config.output_dir
     metrics = MetricsLog(out / "metrics.jsonl")
     start = resume_or_start(config, out, metrics, model, optimizer, sampler)
@@ -302,7 +299,7 @@ def train_on_expert_pairs(config: GRPOConfig, options: DPOOptions, target: Train
     from drill.models.adapters import save_adapter
     from drill.train.grpo import TrainResult, load_base, plan_run, seed_everything
     from drill.train.heldout import evaluate_heldout
-    from drill.train.lora import attach_lora
+    from drill.train.lora import lora_training
     from drill.train.rollouts import prompt_options
     from drill.train.sft import epoch_order, play_source, resume_step, teacher_prompter
 
@@ -312,10 +309,7 @@ def train_on_expert_pairs(config: GRPOConfig, options: DPOOptions, target: Train
     target, roles = plan.target, plan.roles
     base = base or load_base(config.model)
     seed_everything(config.seed)
-    model = attach_lora(base.model, config, init_adapter)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
-    pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
+    model, params, optimizer, pad_id = lora_training(base, config, init_adapter)
     out = config.output_dir
     metrics = MetricsLog(out / "metrics.jsonl")
     atomic_write_text(out / "config.json", json.dumps(config.to_dict() | {"dpo": vars(options)}, indent=1))

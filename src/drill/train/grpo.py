@@ -108,7 +108,7 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
     """Run GRPO as the module docstring says; returns where everything was written. `init_adapter`: start from
     that saved adapter (a previous stage's), else from `config.init_adapter`, instead of a fresh one."""
     from drill.train.heldout import evaluate_heldout
-    from drill.train.lora import attach_lora, run_device
+    from drill.train.lora import lora_training, run_device
     from drill.train.rollouts import prompt_options, rollout_policies
 
     # -- setup: environment, base model + LoRA adapter (fresh or loaded), optimizer, data order, outputs -------
@@ -118,10 +118,8 @@ def train(config: GRPOConfig, target: TrainTarget | None = None, base: BaseModel
     device, _ = run_device(config)
     base = base or load_base(config.model)
     seed_everything(config.seed)
-    model = attach_lora(base.model, config, init_adapter)  # a chained stage: the previous stage's adapter
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
-    pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
+    # a chained stage starts from the previous stage's adapter
+    model, params, optimizer, pad_id = lora_training(base, config, init_adapter)
     budget = token_budget(config.micro_batch_tokens, model, device)  # 0 on the CPU by default: micro_batch_size
     out = config.output_dir
     metrics = MetricsLog(out / "metrics.jsonl")

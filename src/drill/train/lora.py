@@ -40,6 +40,17 @@ def attach_lora(model: Any, config: GRPOConfig, init_adapter: Path | None = None
     return model
 
 
+def lora_training(base: Any, config: GRPOConfig, init_adapter: Path | None = None) -> tuple[Any, list, Any, int]:
+    """What every trainer updates, from a loaded base (`grpo.load_base`): `(model, params, optimizer, pad_id)` =
+    the LoRA-wrapped model (`attach_lora`), its trainable parameters, AdamW over them at the config's learning
+    rate and weight decay, and the tokenizer's pad id (0 when it has none)."""
+    model = attach_lora(base.model, config, init_adapter)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+    pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
+    return model, params, optimizer, pad_id
+
+
 def load_adapter_weights(model: Any, folder: Path) -> None:
     """Load a saved adapter's weights into `model`'s LoRA adapter, in place; every LoRA tensor must match."""
     from peft import get_peft_model_state_dict, set_peft_model_state_dict

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from drill.core.policy import Policy, PolicyInput
 from drill.core.rollout import run_episodes
@@ -134,7 +133,7 @@ def train(config: GRPOConfig, options: RFTOptions, target: TrainTarget | None = 
     from drill.models.adapters import save_adapter
     from drill.train.grpo import TrainResult, episode_seed, load_base, plan_run, seed_everything
     from drill.train.heldout import evaluate_heldout
-    from drill.train.lora import attach_lora
+    from drill.train.lora import lora_training
     from drill.train.rollouts import prompt_options, rollout_policies
     from drill.train.sft import nll_update, resume_step
 
@@ -148,10 +147,7 @@ def train(config: GRPOConfig, options: RFTOptions, target: TrainTarget | None = 
     train_tasks = target.tasks("train")
     base = base or load_base(config.model)
     seed_everything(config.seed)
-    model = attach_lora(base.model, config, init_adapter)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
-    pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
+    model, params, optimizer, pad_id = lora_training(base, config, init_adapter)
     out = config.output_dir
     metrics = MetricsLog(out / "metrics.jsonl")
     start = resume_step(config, out, metrics, model, optimizer)

@@ -111,7 +111,7 @@ def train(config: GRPOConfig, options: SFTOptions, target: TrainTarget | None = 
     from drill.models.adapters import save_adapter
     from drill.train.grpo import TrainResult, load_base, plan_run, seed_everything
     from drill.train.heldout import evaluate_heldout
-    from drill.train.lora import attach_lora
+    from drill.train.lora import lora_training
     from drill.train.rollouts import prompt_options
 
     # -- setup: environment, base model + LoRA (fresh or the previous stage's), the episodes, the samples --
@@ -119,10 +119,7 @@ def train(config: GRPOConfig, options: SFTOptions, target: TrainTarget | None = 
     target, roles = plan.target, plan.roles
     base = base or load_base(config.model)
     seed_everything(config.seed)
-    model = attach_lora(base.model, config, init_adapter)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
-    pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
+    model, params, optimizer, pad_id = lora_training(base, config, init_adapter)
     out = config.output_dir
     metrics = MetricsLog(out / "metrics.jsonl")
     atomic_write_text(out / "config.json", json.dumps(config.to_dict() | {"sft": vars(options)}, indent=1))
