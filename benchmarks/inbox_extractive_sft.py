@@ -42,9 +42,10 @@ below --max-reward, with the chosen call's NLL added (--nll):
         --dagger-method dpo --pick-seed 8 --epochs 2 --lr 5e-4 --output-dir runs/inbox-dpo-0 --only rollin train \\
         eval --eval-shuffle-seed 0
 
-Measured (docs/training.md, random 40 test questions, seeds 0 and 1): two DAgger rounds (pick seeds 7, 8) reach
-72% / 75% correct, reward 0.71 / 0.79, against the heuristic's 52% / 68% and 0.64 / 0.76, but 22% / 18% wrong
-against its 8% / 12%. Both DPO tries on the round-2 roll-in scored below the round-1 adapter they started from.
+Measured (docs/training.md, random 40 test questions, seeds 0 and 1): DAgger rounds (pick seeds 7, 8, 9) reach
+72% / 75% correct and 22% / 18% wrong after round 2, 65% / 62% correct and 5% / 10% wrong after round 3, against
+the heuristic's 52% / 68% correct and 8% / 12% wrong. Both DPO tries on the round-2 roll-in scored below the
+round-1 adapter they started from.
 """
 
 from __future__ import annotations
