@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ import torch
 from drill.core.policy import PolicyInput
 from drill.core.types import Action, Episode, Generation, Observation, PolicyInfo, Score, Task, Turn
 from drill.models.policy import LLMPolicy, PolicyOptions
-from drill.train.dpo import dpo_loss, preference_pairs
+from drill.train.dpo import chosen_nll, dpo_loss, preference_pairs
 from drill.train.rft import HINT, HintedPolicy, kept_episodes, round_tasks
 
 
@@ -37,6 +38,13 @@ def test_dpo_loss_matches_hand_computed_values() -> None:
     c, r = torch.tensor([-1.0], requires_grad=True), torch.tensor([-1.0], requires_grad=True)
     dpo_loss(c, r, torch.tensor([-1.0]), torch.tensor([-1.0]), beta=1.0).backward()
     assert c.grad is not None and r.grad is not None and float(c.grad) < 0 < float(r.grad)
+
+
+def test_the_chosen_nll_is_the_mean_token_nll_of_the_chosen_completions() -> None:
+    (pair,) = preference_pairs([_episode(0, 0.2), _episode(1, 0.9)], ["agent"], {}, min_margin=0.0)
+    longer = replace(pair, chosen=replace(pair.chosen, completion_ids=(5, 6, 7, 8)))
+    # pair 1: 2 chosen tokens, -(-3.0) / 2 = 1.5;  pair 2: 4 chosen tokens, -(-2.0) / 4 = 0.5;  mean 1.0
+    assert float(chosen_nll(torch.tensor([-3.0, -2.0]), [pair, longer])) == pytest.approx(1.0)
 
 
 def test_pairs_are_best_against_worst_and_equal_rewards_never_pair() -> None:

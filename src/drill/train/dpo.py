@@ -130,6 +130,14 @@ def dpo_loss(chosen: Tensor, rejected: Tensor, ref_chosen: Tensor, ref_rejected:
     return -F.logsigmoid(logits).mean()
 
 
+def chosen_nll(chosen: Tensor, pairs: Sequence[PreferencePair]) -> Tensor:
+    """The chosen completions' mean token NLL, averaged over pairs: the RPO term (`nll` weighs it). # (P,) -> ()
+
+    `chosen` holds the pairs' chosen sequence log-probabilities (sums over their sampled tokens), in order."""
+    lengths = torch.tensor([len(p.chosen.completion_ids) for p in pairs], dtype=chosen.dtype, device=chosen.device)
+    return (-chosen / lengths).mean()
+
+
 def preference_pairs(episodes: Sequence[Episode], roles: Collection[str], role_rewards: Mapping[str, str],
                      min_margin: float) -> list[PreferencePair]:
     """Pairs from one group (same task, same seed): per trained role and shared prompt, the best against the worst
@@ -215,8 +223,7 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
                 n = len(chunk)
                 loss = dpo_loss(policy[:n], policy[n:], reference[:n], reference[n:], options.beta)
                 if options.nll:
-                    lengths = torch.tensor([len(p.chosen.completion_ids) for p in chunk], dtype=policy.dtype)
-                    loss = loss - options.nll * (policy[:n] / lengths.to(policy.device)).mean()
+                    loss = loss + options.nll * chosen_nll(policy[:n], chunk)
                 loss = loss * n / len(pairs)
                 loss.backward()
                 loss_value += float(loss.detach())
@@ -342,7 +349,7 @@ def train_on_expert_pairs(config: GRPOConfig, options: DPOOptions, target: Train
             for i in order:
                 policy = pair_logprobs(model, pairs[i], pad_id)  # (2,)
                 ref = reference[i].to(policy.device)  # (2,)
-                nll = -policy[0] / len(pairs[i].chosen.completion_ids)
+                nll = chosen_nll(policy[:1], [pairs[i]])
                 loss = (dpo_loss(policy[:1], policy[1:], ref[:1], ref[1:], options.beta)
                         + options.nll * nll) / len(order)
                 loss.backward()
