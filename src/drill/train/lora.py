@@ -4,6 +4,9 @@
 a LoRA adapter of the config's shape and, when `init_adapter` is a saved adapter folder (a stage's
 `adapter/`, or any `lora:` folder of the same shape), loads its weights strictly: a tensor the model lacks,
 or a LoRA tensor the file does not hold, raises, so a chained stage never silently restarts from zero.
+With `--autocast` the wrapped model's forward (every training forward: NLL, GRPO, DPO) runs under
+`torch.autocast` in bfloat16 with float32 weights, gradients and AdamW state; generation, which PEFT sends to
+the base model's own forward, stays float32.
 """
 
 from __future__ import annotations
@@ -32,9 +35,14 @@ def attach_lora(model: Any, config: GRPOConfig, init_adapter: Path | None = None
         init_adapter = Path(config.init_adapter)
 
     device, bf16 = run_device(config)
+    if config.autocast and bf16:
+        raise ValueError("--autocast runs a float32 model's matmuls in bfloat16; with --bf16 (the default on CUDA) "
+                         "the weights are bfloat16 already. Pass --no-bf16 --autocast, or drop --autocast")
     model = model.to(device=device, dtype=torch.bfloat16 if bf16 else torch.float32)
     model = get_peft_model(model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0,
                                              target_modules=list(config.lora_target_modules), task_type="CAUSAL_LM"))
+    if config.autocast:  # this wrapper's forward only: the shared base model is left as it was
+        model.forward = torch.autocast(device.type, dtype=torch.bfloat16)(model.forward)
     if init_adapter is not None:
         load_adapter_weights(model, init_adapter)
     return model
