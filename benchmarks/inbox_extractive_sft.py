@@ -68,6 +68,7 @@ from drill.evaluate.commands import pick_tasks
 
 PREFILL = '<tool_call>\\n{"name": "'
 PROMPT = ["--tool-listing", "compact", "--max-new-tokens", "96", "--prefill", PREFILL]
+TRAIN = ["--micro-batch-tokens", "4096", "--eval-tasks", "0"]
 
 
 def play_teacher(split: str, limit: int, shuffle_seed: int | None = None) -> list[Episode]:
@@ -121,9 +122,8 @@ def dagger(args: argparse.Namespace) -> None:
         if args.dagger_method == "dpo":  # the reader's call preferred over the adapter's, on its failed episodes
             stage = f"dpo:{source},beta={args.beta},nll={args.nll},max_reward={args.max_reward}"
         run(f"DAgger {args.dagger_method.upper()}", ["drill", "train", "inbox", "--init-adapter", str(start),
-                                                     "--stage", stage, "--lr", str(args.lr), *PROMPT,
-                                                     "--micro-batch-tokens", "4096", "--eval-tasks", "0",
-                                                     "--output-dir", str(args.output_dir)])
+                                                     "--stage", stage, "--lr", str(args.lr), *PROMPT, *TRAIN,
+                                                     *args.train_flags, "--output-dir", str(args.output_dir)])
 
 
 def main() -> None:
@@ -158,7 +158,11 @@ def main() -> None:
                         default=["train", "eval"], help="teacher: only write the teacher's results file; rollin: "
                                                         "only the DAgger roll-in")
     parser.add_argument("--show", type=int, default=8, help="adapter episodes to print")
+    parser.add_argument("--autocast", action="store_true",
+                        help="train with drill train --autocast (bf16 matmuls, float32 weights; set OMP_NUM_THREADS "
+                             "to the cores the training may use)")
     args = parser.parse_args()
+    args.train_flags = ["--autocast"] if args.autocast else []
     adapter = args.output_dir / f"stage-1-{args.dagger_method if args.dagger_from else 'sft'}" / "adapter"
     source = args.output_dir / "teacher-train.json"
     if args.dagger_from is not None:
@@ -171,8 +175,7 @@ def main() -> None:
         print(f"wrote {source} (training questions only)")
     if "train" in args.only and args.dagger_from is None:
         run("SFT", ["drill", "train", "inbox", "--stage", f"sft:source=results:{source},epochs={args.epochs}",
-                    "--lr", str(args.lr), *PROMPT, "--micro-batch-tokens", "4096", "--eval-tasks", "0",
-                    "--output-dir", str(args.output_dir)])
+                    "--lr", str(args.lr), *PROMPT, *TRAIN, *args.train_flags, "--output-dir", str(args.output_dir)])
     common = ["--limit", str(args.eval_tasks), "--seeds", "1", *PROMPT, "--temperature", "0"]
     suffix = ""
     if args.eval_shuffle_seed is not None:

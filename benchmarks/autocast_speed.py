@@ -1,0 +1,69 @@
+"""Seconds per SFT optimizer step on real inbox samples, float32 against `--autocast` (bf16 matmuls, fp32 weights).
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/autocast_speed.py              # float32
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/autocast_speed.py --autocast   # mixed precision
+
+The samples are the ones `drill train inbox --stage sft:source=reader` trains on: the inbox reader (the
+extractive teacher) plays `--tasks` training questions, each turn teacher-forced into the prompt and the
+completion the embedded SmolLM2-135M would see and write, with the prompt options of docs/training.md's
+inbox proof (compact tool listing, prefill, 96 new tokens, micro-batches of 4,096 padded tokens). Then
+`--steps` optimizer steps of 8 samples each run through `drill.train.sft.nll_update`, the SFT trainer's own
+update, after one untimed warm-up step. It prints each step's seconds, the median, and the loss of the
+last step, so the two runs can be checked to learn alike. Compare the two as whole processes
+(`/usr/bin/time`, or any benchmark runner that alternates them) to get a ratio that holds on a noisy machine.
+
+Autocast is fast where the CPU has bf16 matrix units (AMX or AVX512-BF16; `lscpu | grep -o amx_bf16`);
+elsewhere PyTorch emulates bf16 and it can be slower than float32.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from drill.train.config import GRPOConfig
+from drill.train.grpo import load_base, plan_run, seed_everything
+from drill.train.lora import lora_training
+from drill.train.rollouts import prompt_options
+from drill.train.samples import episode_samples
+from drill.train.sft import nll_update, play_source, teacher_prompter
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--autocast", action="store_true")
+    parser.add_argument("--tasks", type=int, default=24, help="training questions the reader plays")
+    parser.add_argument("--steps", type=int, default=5, help="timed optimizer steps of 8 samples")
+    args = parser.parse_args()
+    config = GRPOConfig(env="inbox", tool_listing="compact", prefill='<tool_call>\n{"name": "', max_new_tokens=96,
+                        micro_batch_tokens=4096, eval_tasks=0, autocast=args.autocast, device="cpu")
+    plan = plan_run(config)
+    base = load_base(config.model)
+    seed_everything(config.seed)
+    model, params, optimizer, pad_id = lora_training(base, config)
+    prompter = teacher_prompter(model, base, prompt_options(config, plan.target))
+    episodes, _ = play_source(config, "reader", None, plan.target, plan.roles, prompter, max_tasks=args.tasks)
+    samples = [s for i, e in enumerate(episodes) for s in episode_samples(e, i, {r: 1.0 for r in plan.roles})]
+    lengths = [len(s.prompt_ids) + len(s.completion_ids) for s in samples]
+    print(f"{len(samples)} samples from {len(episodes)} episodes, {statistics.fmean(lengths):.0f} tokens on average "
+          f"(longest {max(lengths)}); torch threads {torch.get_num_threads()}, autocast {args.autocast}", flush=True)
+    times = []
+    model.train()
+    for step in range(args.steps + 1):
+        batch = [samples[(step * 8 + k) % len(samples)] for k in range(8)]
+        started = time.perf_counter()
+        loss, tokens, _ = nll_update(model, optimizer, params, batch, pad_id, config)
+        elapsed = time.perf_counter() - started
+        print(f"step {step}{' (warm-up)' if step == 0 else ''}: {elapsed:.2f} s, loss {loss:.4f}, "
+              f"{tokens} completion tokens", flush=True)
+        if step:
+            times.append(elapsed)
+    print(f"median {statistics.median(times):.2f} s per step of 8 samples (autocast {args.autocast}); "
+          f"last loss {loss:.4f}")
+
+
+if __name__ == "__main__":
+    main()
