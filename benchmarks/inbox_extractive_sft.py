@@ -118,7 +118,7 @@ def dagger(args: argparse.Namespace) -> None:
                         "--temperature", "0", "--ray-workers", str(args.ray_workers), "--out", str(rollin)])
     if "train" in args.only:
         source = f"source=results:{rollin / 'results.json'},expert=reader,epochs={args.epochs}"
-        stage = f"sft:{source}"
+        stage = f"sft:{source}{args.pack}"
         if args.dagger_method == "dpo":  # the reader's call preferred over the adapter's, on its failed episodes
             stage = f"dpo:{source},beta={args.beta},nll={args.nll},max_reward={args.max_reward}"
         run(f"DAgger {args.dagger_method.upper()}", ["drill", "train", "inbox", "--init-adapter", str(start),
@@ -161,8 +161,12 @@ def main() -> None:
     parser.add_argument("--autocast", action="store_true",
                         help="train with drill train --autocast (bf16 matmuls, float32 weights; set OMP_NUM_THREADS "
                              "to the cores the training may use)")
+    parser.add_argument("--pack", action="store_true",
+                        help="SFT with pack=true: an episode's turns run as one sequence where each prompt extends "
+                             "the last")
     args = parser.parse_args()
     args.train_flags = ["--autocast"] if args.autocast else []
+    args.pack = ",pack=true" if args.pack else ""
     adapter = args.output_dir / f"stage-1-{args.dagger_method if args.dagger_from else 'sft'}" / "adapter"
     source = args.output_dir / "teacher-train.json"
     if args.dagger_from is not None:
@@ -174,7 +178,8 @@ def main() -> None:
         source.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in played]}), encoding="utf-8")
         print(f"wrote {source} (training questions only)")
     if "train" in args.only and args.dagger_from is None:
-        run("SFT", ["drill", "train", "inbox", "--stage", f"sft:source=results:{source},epochs={args.epochs}",
+        stage = f"sft:source=results:{source},epochs={args.epochs}{args.pack}"
+        run("SFT", ["drill", "train", "inbox", "--stage", stage,
                     "--lr", str(args.lr), *PROMPT, *TRAIN, *args.train_flags, "--output-dir", str(args.output_dir)])
     common = ["--limit", str(args.eval_tasks), "--seeds", "1", *PROMPT, "--temperature", "0"]
     suffix = ""

@@ -28,7 +28,9 @@ gives what SFT adds: where the episodes come from and how many epochs.
    (`render_call`), minus the prefill, through `</tool_call>` (where generation stops). The reply text is
    parsed back (`parse_action`) and must give the source's call, so the environment sees exactly what a
    model writing those tokens would send. `samples.episode_samples` then makes one sample per trained turn
-   (multi-turn episodes give one per turn), loss only on the completion ids.
+   (multi-turn episodes give one per turn), loss only on the completion ids. With `pack=true` the turns of an
+   episode whose prompts extend each other run as one sequence with loss on every turn's completion
+   (`samples.pack_turns`): the same loss, each shared prefix computed once.
 3. **Loss.** Mean negative log-likelihood per completion token over each optimizer batch (`batch_size`
    samples), AdamW on the LoRA weights, gradient-norm clip; `epochs` passes in a seeded order.
 4. **Outputs** as `grpo.train`: `metrics.jsonl`, atomic checkpoints every `checkpoint_every` optimizer
@@ -65,7 +67,8 @@ from drill.models.policy import LLMPolicy, PolicyOptions, render_call
 from drill.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from drill.train.config import GRPOConfig
 from drill.train.metrics import MetricsLog, plot_learning_curve
-from drill.train.samples import Sample, episode_samples, micro_batch_logprobs, micro_batches, token_budget
+from drill.train.samples import (Sample, episode_samples, micro_batch_logprobs, micro_batches, pack_turns,
+                                 token_budget)
 from drill.train.target import TrainTarget
 
 
@@ -88,6 +91,9 @@ class SFTOptions:
     expert: str | None = None
     """A baseline that labels the states the source reaches (DAgger): the source's actions drive the episodes,
     and every trained turn is trained on the expert's call at that state instead of the source's."""
+    pack: bool = False
+    """Run an episode's turns as one sequence where each prompt extends the last (`samples.pack_turns`): the same
+    loss on fewer tokens. Batches then take whole episodes, in a seeded order, until they hold `batch_size` turns."""
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "seeds_per_task"):
@@ -129,25 +135,28 @@ def train(config: GRPOConfig, options: SFTOptions, target: TrainTarget | None = 
     samples = [s for i, e in enumerate(episodes) for s in episode_samples(e, i, {role: 1.0 for role in roles})]
     if not samples:
         raise ValueError(f"sft: the source {options.source!r} gave no trained turns to learn from")
-    batches_per_epoch = -(-len(samples) // options.batch_size)
-    total = options.epochs * batches_per_epoch
+    turns = len(samples)
+    if options.pack:
+        samples = pack_turns(samples)
+    plan = step_plan(samples, options.batch_size, config.seed, options.epochs)
+    total = len(plan)
     start = resume_step(config, out, metrics, model, optimizer)
     reward = float(np.mean([e.score.total for e in episodes if e.score is not None]))
-    print(f"sft: {len(episodes)} episodes from {options.source} (mean reward {reward:.3f}), {len(samples)} samples, "
+    packed = f" packed into {len(samples)} sequences" if options.pack else ""
+    print(f"sft: {len(episodes)} episodes from {options.source} (mean reward {reward:.3f}), {turns} samples{packed}, "
           f"{options.epochs} epochs = {total} optimizer steps")
 
     with progress_bar() as progress:
         bar = progress.add_task("SFT", total=total, completed=start)
         for step in range(start + 1, total + 1):
             started = time.perf_counter()
-            epoch, index = divmod(step - 1, batches_per_epoch)
-            order = epoch_order(len(samples), config.seed, epoch)  # the same order after a resume
-            chosen = [samples[i] for i in order[index * options.batch_size:(index + 1) * options.batch_size]]
+            epoch, indices = plan[step - 1]  # the same plan after a resume
+            chosen = [samples[i] for i in indices]
             model.train()
             loss, tokens, grad_norm = nll_update(model, optimizer, params, chosen, pad_id, config)
             record = {"step": step, "stage": "sft", "epoch": epoch + 1, "loss": loss, "tokens": tokens,
-                      "grad_norm": grad_norm, "samples": len(chosen), "source_reward": reward,
-                      "step_s": time.perf_counter() - started}
+                      "grad_norm": grad_norm, "samples": sum(s.turns for s in chosen), "sequences": len(chosen),
+                      "source_reward": reward, "step_s": time.perf_counter() - started}
             metrics.append(record)
             progress.update(bar, completed=step)
             if step % config.checkpoint_every == 0 or step == total:
@@ -176,7 +185,7 @@ def nll_update(model: Any, optimizer: torch.optim.Optimizer, params: list[torch.
     device = next(model.parameters()).device
     batches = micro_batches(samples, config.micro_batch_size, pad_id,
                             token_budget(config.micro_batch_tokens, model, device))  # --micro-batch-tokens
-    tokens = sum(len(s.completion_ids) for s in samples)
+    tokens = sum(len(s.trained_ids) for s in samples)
     loss_sum = 0.0
     for batch in batches:
         logprobs = micro_batch_logprobs(model, batch, 1.0)  # (B, T) at temperature 1: the model's own distribution
@@ -192,6 +201,23 @@ def nll_update(model: Any, optimizer: torch.optim.Optimizer, params: list[torch.
         raise FloatingPointError(f"the SFT gradient norm is {grad_norm}; no update was applied")
     optimizer.step()
     return loss_sum, tokens, grad_norm
+
+
+def step_plan(samples: Sequence[Sample], batch_size: int, seed: int, epochs: int) -> list[tuple[int, list[int]]]:
+    """Each optimizer step's (epoch, sample indices): every epoch the samples in a seeded order, cut into batches of
+    `batch_size` turns (a packed sample counts its turns and is never split; a batch ends once it holds
+    `batch_size` or more). Unpacked, these are plain batches of `batch_size` samples."""
+    plan = []
+    for epoch in range(epochs):
+        batch: list[int] = []
+        for index in epoch_order(len(samples), seed, epoch):
+            batch.append(index)
+            if sum(samples[i].turns for i in batch) >= batch_size:
+                plan.append((epoch, batch))
+                batch = []
+        if batch:
+            plan.append((epoch, batch))
+    return plan
 
 
 def epoch_order(count: int, seed: int, epoch: int) -> list[int]:
