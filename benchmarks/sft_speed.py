@@ -1,15 +1,17 @@
-"""Seconds per SFT optimizer step on real inbox samples, float32 against `--autocast` (bf16 matmuls, fp32 weights).
+"""Seconds per SFT optimizer step on real inbox samples: float32 or `--autocast` (bf16 matmuls, fp32 weights), one
+sample per turn or `--pack` (an episode's turns as one sequence).
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/autocast_speed.py              # float32
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/autocast_speed.py --autocast   # mixed precision
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/sft_speed.py                    # float32, one sample per turn
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/sft_speed.py --autocast         # mixed precision
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/sft_speed.py --autocast --pack  # and packed turns
 
 The samples are the ones `drill train inbox --stage sft:source=reader` trains on: the inbox reader (the
 extractive teacher) plays `--tasks` training questions, each turn teacher-forced into the prompt and the
 completion the embedded SmolLM2-135M would see and write, with the prompt options of docs/training.md's
 inbox proof (compact tool listing, prefill, 96 new tokens, micro-batches of 4,096 padded tokens). Then
-`--steps` optimizer steps of 8 samples each run through `drill.train.sft.nll_update`, the SFT trainer's own
-update, after one untimed warm-up step. It prints each step's seconds, the median, and the loss of the
-last step, so the two runs can be checked to learn alike. Compare the two as whole processes
+`--steps` optimizer steps of 8 turns each (`drill.train.sft.step_plan`, the trainer's batching) run through
+`drill.train.sft.nll_update`, the SFT trainer's own update, after one untimed warm-up step. It prints each
+step's seconds, the median, and the loss of the last step, so the runs can be checked to learn alike. Compare the two as whole processes
 (`/usr/bin/time`, or any benchmark runner that alternates them) to get a ratio that holds on a noisy machine.
 
 Autocast is fast where the CPU has bf16 matrix units (AMX or AVX512-BF16; `lscpu | grep -o amx_bf16`);
@@ -28,13 +30,14 @@ from drill.train.config import GRPOConfig
 from drill.train.grpo import load_base, plan_run, seed_everything
 from drill.train.lora import lora_training
 from drill.train.rollouts import prompt_options
-from drill.train.samples import episode_samples
-from drill.train.sft import nll_update, play_source, teacher_prompter
+from drill.train.samples import episode_samples, pack_turns
+from drill.train.sft import nll_update, play_source, step_plan, teacher_prompter
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--autocast", action="store_true")
+    parser.add_argument("--pack", action="store_true")
     parser.add_argument("--tasks", type=int, default=24, help="training questions the reader plays")
     parser.add_argument("--steps", type=int, default=5, help="timed optimizer steps of 8 samples")
     args = parser.parse_args()
@@ -47,21 +50,27 @@ def main() -> None:
     prompter = teacher_prompter(model, base, prompt_options(config, plan.target))
     episodes, _ = play_source(config, "reader", None, plan.target, plan.roles, prompter, max_tasks=args.tasks)
     samples = [s for i, e in enumerate(episodes) for s in episode_samples(e, i, {r: 1.0 for r in plan.roles})]
+    turns = len(samples)
+    if args.pack:
+        samples = pack_turns(samples)
     lengths = [len(s.prompt_ids) + len(s.completion_ids) for s in samples]
-    print(f"{len(samples)} samples from {len(episodes)} episodes, {statistics.fmean(lengths):.0f} tokens on average "
-          f"(longest {max(lengths)}); torch threads {torch.get_num_threads()}, autocast {args.autocast}", flush=True)
+    print(f"{turns} turns from {len(episodes)} episodes in {len(samples)} sequences, {sum(lengths)} tokens; "
+          f"torch threads {torch.get_num_threads()}, autocast {args.autocast}, pack {args.pack}", flush=True)
+    plan = step_plan(samples, 8, config.seed, epochs=1 + args.steps * 8 // turns)
+    if len(plan) < args.steps + 1:
+        raise SystemExit(f"{turns} turns make {len(plan)} steps; ask for fewer --steps or more --tasks")
     times = []
     model.train()
     for step in range(args.steps + 1):
-        batch = [samples[(step * 8 + k) % len(samples)] for k in range(8)]
+        batch = [samples[i] for i in plan[step][1]]
         started = time.perf_counter()
         loss, tokens, _ = nll_update(model, optimizer, params, batch, pad_id, config)
         elapsed = time.perf_counter() - started
         print(f"step {step}{' (warm-up)' if step == 0 else ''}: {elapsed:.2f} s, loss {loss:.4f}, "
-              f"{tokens} completion tokens", flush=True)
+              f"{sum(s.turns for s in batch)} turns, {tokens} completion tokens", flush=True)
         if step:
             times.append(elapsed)
-    print(f"median {statistics.median(times):.2f} s per step of 8 samples (autocast {args.autocast}); "
+    print(f"median {statistics.median(times):.2f} s per step of 8 turns (autocast {args.autocast}, pack {args.pack}); "
           f"last loss {loss:.4f}")
 
 
