@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from drill import registry
 from drill.cli import app
-from drill.evaluate.distributed import ray_player
+from drill.evaluate.distributed import WORKER_OPTIONS, ray_player
 from drill.evaluate.matrix import play
 from drill.policies import resolve_policies
 
@@ -51,6 +51,23 @@ def test_ray_workers_play_byte_identical_episodes(local_ray: None) -> None:
     assert len(done) == len(jobs) * len(names)
     assert len({e.score.total for e in local["random"]}) > 1  # the comparison covers episodes that differ
     assert ray.is_initialized()  # a Ray it did not start is left running
+
+
+def test_a_rollout_worker_runs_one_thread_whatever_the_driver_exported(monkeypatch: pytest.MonkeyPatch) -> None:
+    def _threads() -> int:  # defined here so that Ray ships it by value (the tests folder is not importable there)
+        import torch
+
+        return torch.get_num_threads()
+
+    ray.shutdown()  # a Ray started from a driver that exported two threads, as a training job on two cores does
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    try:
+        assert ray.get(ray.remote(**WORKER_OPTIONS)(_threads).remote()) == 1
+        plain = {"num_cpus": 1}
+        assert ray.get(ray.remote(**plain)(_threads).remote()) == 2  # what Ray alone does: the worker inherits it
+    finally:
+        ray.shutdown()
 
 
 def test_drill_eval_with_ray_workers_writes_the_same_results(tmp_path: Path) -> None:

@@ -13,6 +13,10 @@ each worker opens for itself), and plays its chunks with the same `run_episodes`
 episode depends only on its task, seed and policy, never on which worker or batch played it, so the same seeds
 give byte-identical episodes and rewards with and without Ray (`tests/evaluate/test_ray_rollouts.py`).
 
+Each worker asks Ray for one CPU and runs one math-library thread (`WORKER_OPTIONS`): Ray keeps an
+`OMP_NUM_THREADS` the driver's environment already has, and N workers of two threads each on N cores spin
+against each other (a decode step several times slower on a 2-core machine).
+
 The environment factory, the rubric and `build_policies` travel to the workers by Ray's serializer
 (cloudpickle); Drill must be installed on every node of a cluster. In-process play (`play`) stays the default.
 """
@@ -28,7 +32,11 @@ from drill.core.rollout import run_episodes
 from drill.core.rubric import Rubric
 from drill.core.types import Episode, Task
 
-__all__ = ["RayPool", "RayUnavailable", "RolloutWorker", "ray_player"]
+__all__ = ["RayPool", "RayUnavailable", "RolloutWorker", "WORKER_OPTIONS", "ray_player"]
+
+WORKER_OPTIONS: dict[str, Any] = {"num_cpus": 1, "runtime_env": {"env_vars": {"OMP_NUM_THREADS": "1",
+                                                                              "MKL_NUM_THREADS": "1"}}}
+"""Ray options of a rollout worker: one CPU, one thread, whatever OMP_NUM_THREADS the driver was started with."""
 
 
 class RayUnavailable(RuntimeError):
@@ -70,7 +78,7 @@ class RayPool:
     def __enter__(self) -> RayPool:
         ray = require_ray()
         self.started = start(self.workers, self.address)
-        actor = ray.remote(num_cpus=1)(RolloutWorker)
+        actor = ray.remote(**WORKER_OPTIONS)(RolloutWorker)
         self.actors = [actor.remote(self.make_env, self.build_policies, self.max_turns) for _ in range(self.workers)]
         return self
 
