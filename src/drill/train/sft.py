@@ -31,8 +31,8 @@ gives what SFT adds: where the episodes come from and how many epochs.
    (multi-turn episodes give one per turn), loss only on the completion ids. With `pack=true` the turns of an
    episode whose prompts extend each other run as one sequence with loss on every turn's completion
    (`samples.pack_turns`): the same loss, each shared prefix computed once.
-3. **Loss.** Mean negative log-likelihood per completion token over each optimizer batch (`batch_size`
-   samples), AdamW on the LoRA weights, gradient-norm clip; `epochs` passes in a seeded order.
+3. **Loss.** Mean negative log-likelihood per completion token over each optimizer batch (`batch_size` turns,
+   `step_plan`), AdamW on the LoRA weights, gradient-norm clip; `epochs` passes in a seeded order.
 4. **Outputs** as `grpo.train`: `metrics.jsonl`, atomic checkpoints every `checkpoint_every` optimizer
    steps (resume continues inside the epoch), `adapter/`, `learning_curve.png`, `heldout.json`.
 
