@@ -118,7 +118,7 @@ def load_lora(path: str | Path, base_model: str | None = None) -> tuple[Transfor
             raise AdapterLoadError(f"{folder}: tensor {name} in the model differs from {weights.name} after loading")
 
     peft_model.eval()
-    chat = TransformersChatModel(peft_model, tokenizer, f"{base_id}+lora:{sha256[:12]}")
+    chat = TransformersChatModel(peft_model, tokenizer, f"{base_id}+lora:{sha256[:12]}", prefix_cache=True)
     info = PolicyInfo(name=f"lora:{path}", kind="lora", model=base_id, adapter_path=str(folder),
                       adapter_sha256=sha256, load_status="ok")
     _LOADED[key] = (chat, info)

@@ -18,6 +18,9 @@ Generation (`TransformersChatModel.generate`):
   temperature and top-p (the model's own top-k or repetition-penalty defaults are switched off).
   With a seed the batch is reproducible on the same machine; the global torch RNG is left untouched.
 * The model is put in eval mode while it generates (no dropout) and given back in the mode it was in.
+* Loaded models and adapters (`load_local`, `load_lora`, never a model in training) keep a prefix cache
+  (`drill.models.prefix_cache`): a prompt that starts with a row generated before (the next turn of the same
+  episode, or the same system prompt) reuses that row's keys and values and computes only the rest.
 
 Loaded models are cached per process (`load_local`), since loading takes about 20 s on a laptop CPU.
 """
@@ -36,6 +39,7 @@ from typing import Any
 from drill.core.types import Generation, ToolSpec
 from drill.models.base import Message, ModelLoadError, SamplingParams
 from drill.models.chat_template import ChatTemplate
+from drill.models.prefix_cache import PrefixCache, batched_cache, default_max_bytes, plain_dynamic_cache, row_layers
 
 EMBEDDED_MODEL_ID = "embedded:SmolLM2-135M-Instruct"
 """The embedded model's id, written by the trainer into adapter configs as `base_model_name_or_path`."""
@@ -57,10 +61,15 @@ class TransformersChatModel:
     `model`, `tokenizer` and `model_id` are public: the trainer builds on them.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, model_id: str) -> None:
+    def __init__(self, model: Any, tokenizer: Any, model_id: str, prefix_cache: bool = False) -> None:
+        """`prefix_cache`: keep the keys and values of generated rows and reuse them for prompts that start with
+        them (`drill.models.prefix_cache`); only for weights that never change, so never for a model in training."""
         self.model = model
         self.tokenizer = tokenizer
         self.model_id = model_id
+        self.prefix_cache: PrefixCache | None = None
+        if prefix_cache and default_max_bytes() > 0 and plain_dynamic_cache(model):
+            self.prefix_cache = PrefixCache(default_max_bytes())
         self.template = ChatTemplate(tokenizer, model_id)
         self.native_tools: bool = self.template.native_tools
         self.stop_token_ids: frozenset[int] = end_of_turn_ids(tokenizer, model)
@@ -82,17 +91,27 @@ class TransformersChatModel:
         if not prompts:
             return []
         prompts = [list(p) for p in prompts]
-        width = max(len(p) for p in prompts)
+        longest = max(len(p) for p in prompts)
         context = getattr(self.model.config, "max_position_embeddings", None)
-        if context is not None and width + params.max_new_tokens > context:
-            raise ValueError(f"{self.model_id}: a prompt of {width} tokens plus max_new_tokens={params.max_new_tokens} "
-                             f"exceeds the model's context of {context} tokens; shorten the prompt budget")
+        if context is not None and longest + params.max_new_tokens > context:
+            raise ValueError(f"{self.model_id}: a prompt of {longest} tokens plus max_new_tokens="
+                             f"{params.max_new_tokens} exceeds the model's context of {context} tokens; shorten the "
+                             "prompt budget")
         device = self.model.device
-        input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)  # (B, T)
-        attention_mask = torch.zeros((len(prompts), width), dtype=torch.long)  # (B, T)
-        for row, prompt in enumerate(prompts):
-            input_ids[row, width - len(prompt):] = torch.tensor(prompt, dtype=torch.long)
-            attention_mask[row, width - len(prompt):] = 1
+        # Each row is [pad][reused prefix][pad][rest of the prompt]; without a prefix cache, [pad][prompt].
+        reused = [self.prefix_cache.lookup(p) for p in prompts] if self.prefix_cache else [(None, 0)] * len(prompts)
+        cached = max(length for _, length in reused)  # P
+        width = cached + max(len(p) - length for p, (_, length) in zip(prompts, reused))  # P + S
+        input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)  # (B, P + S)
+        attention_mask = torch.zeros((len(prompts), width), dtype=torch.long)  # (B, P + S)
+        columns = []
+        for row, (prompt, (_, length)) in enumerate(zip(prompts, reused)):
+            spans = [(cached - length, prompt[:length]), (width - len(prompt) + length, prompt[length:])]
+            for start, tokens in spans:
+                input_ids[row, start:start + len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+                attention_mask[row, start:start + len(tokens)] = 1
+            columns.append(list(range(cached - length, cached)) + list(range(width - len(prompt) + length, width)))
+        cache = {"cache": batched_cache(reused, cached)} if cached else {}
 
         sampler: dict[str, Any] = {"do_sample": False}
         if params.temperature > 0:
@@ -110,7 +129,7 @@ class TransformersChatModel:
                     input_ids=input_ids.to(device), attention_mask=attention_mask.to(device),
                     max_new_tokens=params.max_new_tokens, eos_token_id=sorted(self.stop_token_ids),
                     pad_token_id=self.pad_token_id, repetition_penalty=1.0, return_dict_in_generate=True,
-                    output_logits=True, **sampler,
+                    output_logits=True, **sampler, **cache,
                 )
                 new_tokens = out.sequences[:, width:]  # (B, N)
                 logprobs = torch.stack([
@@ -123,6 +142,11 @@ class TransformersChatModel:
         generations = []
         for row, prompt in enumerate(prompts):
             ids, lps, finish = self._cut(new_tokens[row].tolist(), logprobs[row].tolist(), params.stop)
+            if self.prefix_cache is not None and out.cache is not None:
+                # The cache holds every token fed to the model: the prompt and the reply but its last token.
+                fed = min(len(ids), out.cache.get_seq_length() - width)
+                keep = torch.tensor(columns[row] + list(range(width, width + fed)), device=device)
+                self.prefix_cache.add(prompt + ids[:fed], row_layers(out.cache, row, keep))
             text_ids = ids[:-1] if finish == "stop" and ids[-1] in self.stop_token_ids else ids
             generations.append(Generation(
                 text=self.tokenizer.decode(text_ids, skip_special_tokens=False), prompt_token_ids=prompt,
@@ -232,7 +256,8 @@ def place(chat: TransformersChatModel, device: str) -> TransformersChatModel:
         moved = copy.deepcopy(chat.model).to(target)
         if target.type == "cuda":
             moved = moved.to(torch.bfloat16)
-        _PLACED[key] = (chat, TransformersChatModel(moved, chat.tokenizer, chat.model_id))  # keeps `chat` alive
+        placed = TransformersChatModel(moved, chat.tokenizer, chat.model_id, prefix_cache=True)
+        _PLACED[key] = (chat, placed)  # keeps `chat` alive
     return _PLACED[key][1]
 
 
@@ -246,7 +271,7 @@ def load_local(name_or_path: str) -> TransformersChatModel:
     model_id = canonical_model_id(name_or_path)
     if model_id not in _LOADED:
         model, tokenizer = load_pretrained(model_id)
-        _LOADED[model_id] = TransformersChatModel(model, tokenizer, model_id)
+        _LOADED[model_id] = TransformersChatModel(model, tokenizer, model_id, prefix_cache=True)
     return _LOADED[model_id]
 
 

@@ -1,0 +1,121 @@
+"""Prefix caching in the local backend: a later turn reuses the keys and values of the turn before it, and
+generates exactly what a full prefill generates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from drill.models import SamplingParams
+from drill.models.adapters import load_lora
+from drill.models.local import TransformersChatModel
+from drill.models.prefix_cache import MIN_REUSE, PrefixCache, default_max_bytes
+
+SYSTEM = {"role": "system", "content": "You answer questions about the on-call rota of a small SRE team. " * 4}
+QUESTIONS = ["Who is on call on Saturday?", "List three things to check when the database pods crash-loop, "
+                                            "one line each.", "Name a colour."]
+
+
+def fake_layers(tokens: int, layers: int = 2) -> list[tuple[object, object]]:
+    import torch
+
+    return [(torch.full((1, tokens, 2), float(i)), torch.full((1, tokens, 2), float(i))) for i in range(layers)]
+
+
+def test_lookup_finds_the_longest_shared_prefix_and_always_leaves_a_token_to_compute() -> None:
+    cache = PrefixCache(max_bytes=10**6)
+    base = list(range(100, 140))
+    cache.add(base, fake_layers(len(base)))
+    cache.add(base[:20] + [7] * 30, fake_layers(50))
+    entry, length = cache.lookup(base + [1, 2, 3])
+    assert length == 40 and list(entry.ids) == base
+    entry, length = cache.lookup(base)  # the same prompt again: its last token is computed for the first logits
+    assert length == 39 and list(entry.ids) == base
+    entry, length = cache.lookup(base[:25] + [9] * 10)  # diverges after 25 tokens from both entries
+    assert length == 25
+    assert cache.lookup(base[:MIN_REUSE - 1] + [5] * 40) == (None, 0)  # too short a prefix to bother
+    assert cache.lookup([1, 2, 3]) == (None, 0)
+    assert cache.reused_tokens == 40 + 39 + 25 and cache.prompt_tokens == 43 + 40 + 35 + 55 + 3
+
+
+def test_a_row_replaces_the_row_it_extends_and_the_byte_budget_evicts_the_least_recently_used() -> None:
+    one_row = sum(k.element_size() * k.nelement() * 2 for k, _ in fake_layers(30))
+    cache = PrefixCache(max_bytes=2 * one_row)
+    cache.add(list(range(30)), fake_layers(30))
+    cache.add(list(range(20)) + [99] * 10, fake_layers(30))
+    assert len(cache.entries) == 2 and cache.nbytes == 2 * one_row
+    cache.lookup(list(range(30)) + [1])  # the first row is now the most recently used
+    cache.add([5] * 30, fake_layers(30))  # over budget: the second row goes
+    assert [list(e.ids)[:21] for e in cache.entries.values()] == [list(range(21)), [5] * 21]
+    cache.add(list(range(30)), fake_layers(30))  # the same tokens again replace the stored row, no duplicate
+    assert len(cache.entries) == 2 and cache.nbytes == 2 * one_row
+    cache.add(list(range(200)), fake_layers(200))  # larger than the whole budget: not stored, nothing evicted
+    assert len(cache.entries) == 2
+
+
+def test_the_budget_comes_from_the_environment_with_a_clear_error(monkeypatch) -> None:
+    monkeypatch.setenv("DRILL_PREFIX_CACHE_MB", "1.5")
+    assert default_max_bytes() == int(1.5 * 2**20)
+    monkeypatch.setenv("DRILL_PREFIX_CACHE_MB", "lots")
+    with pytest.raises(ValueError, match="DRILL_PREFIX_CACHE_MB='lots'"):
+        default_max_bytes()
+    monkeypatch.setenv("DRILL_PREFIX_CACHE_MB", "-1")
+    with pytest.raises(ValueError, match="0 or more"):
+        default_max_bytes()
+
+
+def two_turns(model: TransformersChatModel, greedy: SamplingParams) -> tuple[list, list]:
+    """The questions, then each conversation continued with its reply (one re-rendered with different words,
+    as a parsed and re-rendered tool call can be) and a follow-up."""
+    first = model.generate([[SYSTEM, {"role": "user", "content": q}] for q in QUESTIONS], None, greedy)
+    replies = [g.text for g in first]
+    replies[1] = "Check the deploy, the logs and the disk."
+    second = [[SYSTEM, {"role": "user", "content": q}, {"role": "assistant", "content": r},
+               {"role": "user", "content": "And on Sunday?"}] for q, r in zip(QUESTIONS, replies)]
+    return first, second
+
+
+@pytest.mark.slow
+def test_a_later_turn_reuses_the_earlier_prefill_and_generates_what_a_full_prefill_does(
+        embedded_model: TransformersChatModel, lora_adapter_maker, tmp_path) -> None:
+    import torch
+
+    lora_adapter_maker(tmp_path / "adapter")
+    adapter, _ = load_lora(tmp_path / "adapter")
+    greedy = SamplingParams(max_new_tokens=24, temperature=0)
+    for model in (embedded_model, adapter):
+        cache = model.prefix_cache
+        assert cache is not None, "loaded models and adapters keep a prefix cache"
+        cache.clear()
+        first, second = two_turns(model, greedy)
+        reused_before, looked_up_before = cache.reused_tokens, cache.prompt_tokens
+        cached = model.generate(second, None, greedy)
+        prompts = [model.prompt_token_ids(c, None) for c in second]
+        # Every row reused at least its first turn's prompt (the changed reply only from where it differs).
+        assert cache.reused_tokens - reused_before >= sum(len(g.prompt_token_ids) for g in first)
+        assert cache.prompt_tokens - looked_up_before == sum(len(p) for p in prompts)
+
+        model.prefix_cache = None
+        try:
+            full = model.generate(second, None, greedy)
+        finally:
+            model.prefix_cache = cache
+        for with_cache, without in zip(cached, full):
+            assert with_cache.prompt_token_ids == without.prompt_token_ids
+            assert with_cache.token_ids == without.token_ids and with_cache.text == without.text
+            assert np.allclose(with_cache.logprobs, without.logprobs, atol=1e-3)
+        # The logprobs are still those of a forward pass over the whole row.
+        row = cached[0]
+        with torch.inference_mode():
+            logits = model.model(torch.tensor([row.prompt_token_ids + row.token_ids])).logits[0]  # (T, V)
+        expected = torch.log_softmax(logits[len(row.prompt_token_ids) - 1:-1].float(), -1)
+        expected = expected.gather(1, torch.tensor(row.token_ids)[:, None]).squeeze(1)  # (N,)
+        assert torch.allclose(expected, torch.tensor(row.logprobs), atol=1e-3)
+
+
+@pytest.mark.slow
+def test_a_model_built_for_training_keeps_no_prefix_cache(embedded_model: TransformersChatModel) -> None:
+    trainee = TransformersChatModel(embedded_model.model, embedded_model.tokenizer, embedded_model.model_id)
+    assert trainee.prefix_cache is None
+    greedy = SamplingParams(max_new_tokens=4, temperature=0)
+    assert trainee.generate([[SYSTEM, {"role": "user", "content": QUESTIONS[2]}]], None, greedy)[0].token_ids
