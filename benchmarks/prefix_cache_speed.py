@@ -9,8 +9,9 @@ cache served, and whether the episodes are the same call for call.
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/prefix_cache_speed.py --adapter runs/inbox-ac-0/stage-1-sft/adapter
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/prefix_cache_speed.py            # the untrained embedded model
 
-Measured (2026-11-24, AMD EPYC, one thread, the other core running the same script): 16 questions with the
-pick-seed-0 SFT adapter, 73 turns: 858 s without the cache, 457 s with it (1.9x), the same 16 episodes.
+Measured (2026-11-24, AMD EPYC, one thread, the other core running another roll-in): 16 questions with the
+pick-seed-0 SFT adapter: 858 s without the cache, 457 s with it (1.9x), 73 turns and the same last call in
+every episode both times (measured with an earlier version of this script that ran one variant per process).
 """
 
 from __future__ import annotations
