@@ -44,7 +44,7 @@ below --max-reward, with the chosen call's NLL added (--nll):
 
 `--autocast --pack` (with OMP_NUM_THREADS=2 on two free cores) trains with bf16 matmuls and an episode's turns
 as one sequence (docs/training.md, "CPU speed notes"): the teacher SFT of pick seed 0 took 6.6 min instead of
-38.8 min.
+38.8 min on a Xeon with AMX, 11.7 min on an AMD EPYC without it; one DAgger round on top, 74 min in all there.
 
 Measured (docs/training.md, random 40 test questions, seeds 0 and 1): DAgger rounds (pick seeds 7, 8, 9) reach
 72% / 75% correct and 22% / 18% wrong after round 2, 65% / 62% correct and 5% / 10% wrong after round 3, against
