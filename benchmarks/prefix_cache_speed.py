@@ -12,6 +12,8 @@ cache served, and whether the episodes are the same call for call.
 Measured (2026-11-24, AMD EPYC, one thread, the other core running another roll-in): 16 questions with the
 pick-seed-0 SFT adapter: 858 s without the cache, 457 s with it (1.9x), 73 turns and the same last call in
 every episode both times (measured with an earlier version of this script that ran one variant per process).
+This script, `--questions 8`, the other core idle: 307.3 s without, 186.2 s with (1.65x), 33 turns each, 69% of
+prompt tokens served by the cache, 8 of 8 episodes the same call for call.
 """
 
 from __future__ import annotations
