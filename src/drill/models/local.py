@@ -110,7 +110,8 @@ class TransformersChatModel:
             for start, tokens in spans:
                 input_ids[row, start:start + len(tokens)] = torch.tensor(tokens, dtype=torch.long)
                 attention_mask[row, start:start + len(tokens)] = 1
-            columns.append(list(range(cached - length, cached)) + list(range(width - len(prompt) + length, width)))
+            if self.prefix_cache is not None:  # where this row's tokens sit, to store them after generation
+                columns.append(list(range(cached - length, cached)) + list(range(width - len(prompt) + length, width)))
         cache = {"cache": batched_cache(reused, cached)} if cached else {}
 
         sampler: dict[str, Any] = {"do_sample": False}

@@ -210,11 +210,13 @@ def step_plan(samples: Sequence[Sample], batch_size: int, seed: int, epochs: int
     plan = []
     for epoch in range(epochs):
         batch: list[int] = []
+        turns = 0
         for index in epoch_order(len(samples), seed, epoch):
             batch.append(index)
-            if sum(samples[i].turns for i in batch) >= batch_size:
+            turns += samples[index].turns
+            if turns >= batch_size:
                 plan.append((epoch, batch))
-                batch = []
+                batch, turns = [], 0
         if batch:
             plan.append((epoch, batch))
     return plan
