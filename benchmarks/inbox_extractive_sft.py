@@ -42,6 +42,17 @@ below --max-reward, with the chosen call's NLL added (--nll):
         --dagger-method dpo --pick-seed 8 --epochs 2 --lr 5e-4 --output-dir runs/inbox-dpo-0 --only rollin train \\
         eval --eval-shuffle-seed 0
 
+`--abstain-from` runs R-Tuning's idea (Zhang et al., 2024: teach "I don't know" where the model would be wrong)
+on the reader's path instead of a roll-in: the reader plays --max-tasks training questions the adapter was not
+trained on, the adapter is asked (greedily, prompted as in evaluation) what it would call at each state where the
+reader answers, and where it would answer wrongly the label becomes "I don't know"; the adapter is then
+fine-tuned on those episodes. No model roll-in, one generation per question:
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inbox_extractive_sft.py --max-tasks 240 --output-dir \
+        runs/inbox-r-0 --only teacher train --autocast --pack
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inbox_extractive_sft.py --abstain-from runs/inbox-r-0 \
+        --max-tasks 120 --output-dir runs/inbox-r-1 --only teacher train --autocast --pack
+
 `--autocast --pack` (with OMP_NUM_THREADS=2 on two free cores) trains with bf16 matmuls and an episode's turns
 as one sequence (docs/training.md, "CPU speed notes"): the teacher SFT of pick seed 0 took 6.6 min instead of
 38.8 min on a Xeon with AMX, 11.7 min on an AMD EPYC without it; one DAgger round on top, 74 min in all there.
@@ -63,11 +74,14 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
+from drill.core.policy import PolicyInfo, PolicyInput
 from drill.core.rollout import run_episodes
-from drill.core.types import Episode
+from drill.core.types import Action, Episode
 from drill.envs import inbox
+from drill.envs.inbox.questions import IDK, AnswerJudge, is_abstention
 from drill.envs.inbox.rubric import outcome
 from drill.evaluate.commands import pick_tasks
 
@@ -87,6 +101,63 @@ def play_teacher(split: str, limit: int, shuffle_seed: int | None = None) -> lis
           f", {', '.join(f'{k} {v / len(episodes):.0%}' for k, v in sorted(outcomes.items()))}, "
           f"turns {statistics.fmean(len(e.turns) for e in episodes):.1f}", flush=True)
     return episodes
+
+
+class AbstainWhereWrong:
+    """R-Tuning's labels on the reader's path: the reader plays, and at each state where it answers, the adapter is
+    asked what it would call there (greedy, prompted as in evaluation). Where the adapter would answer and the
+    judge finds that answer wrong, the label becomes "I don't know"; everywhere else it stays the reader's call.
+    `counts` says how many answer states were probed and how each went."""
+
+    info = PolicyInfo(name="reader-abstain-where-wrong")
+
+    def __init__(self, adapter: Path, chunk: int = 16) -> None:
+        from drill.cli_options import llm_options
+        from drill.models.policy import build_llm_policy
+
+        flags = {"model": None, "base_url": None, "api_key_env": "OPENAI_API_KEY", "device": "cpu", "react": False,
+                 "max_new_tokens": 96, "temperature": 0.0, "tool_listing": "compact", "prefill": PREFILL, "demos": 0}
+        self.model = build_llm_policy(f"lora:{adapter}", llm_options(flags, inbox.load, None))  # as drill eval prompts
+        self.reader = inbox.baselines["reader"]()
+        self.judge = AnswerJudge("match")
+        self.chunk = chunk
+        self.counts: Counter[str] = Counter()
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        actions = self.reader.act(inputs)
+        probed = [i for i, a in enumerate(actions)
+                  if a.tool == "return_final_answer" and not is_abstention(str(a.arguments["answer"]))]
+        for start in range(0, len(probed), self.chunk):  # bounded batches: answer states carry the longest prompts
+            batch = probed[start:start + self.chunk]
+            for i, own in zip(batch, self.model.act([inputs[i] for i in batch]), strict=True):
+                if own.tool != "return_final_answer" or not isinstance(own.arguments, dict):
+                    self.counts["no answer"] += 1  # a read, a search or an invalid call: the reader's label stands
+                    continue
+                verdict = self.judge(inputs[i].task, str(own.arguments.get("answer", ""))).verdict
+                self.counts[f"answers {verdict}"] += 1
+                if verdict == "wrong":
+                    actions[i] = Action.call("return_final_answer", answer=IDK, sources=[])
+        return actions
+
+
+def abstain_round(args: argparse.Namespace, start: Path) -> Path:
+    """The reader on --max-tasks training questions the start adapter was not trained on (the --pick-seed shuffle,
+    minus its teacher file's questions), labelled by `AbstainWhereWrong`; returns the results file."""
+    trained = {e["task_id"] for e in json.loads((args.abstain_from / "teacher-train.json").read_text())["episodes"]}
+    tasks = [t for t in pick_tasks(inbox.load().tasks("train"), None, args.pick_seed) if t.id not in trained]
+    tasks = tasks[:args.max_tasks]
+    started = time.perf_counter()
+    policy = AbstainWhereWrong(start)
+    episodes = run_episodes(inbox.load, [(t, 0) for t in tasks], policy, inbox.rubric(), 10)
+    outcomes = Counter(outcome(e.score.components) for e in episodes)
+    print(f"abstain-where-wrong labels on {len(tasks)} training questions new to {start}: "
+          f"{', '.join(f'{k} {v}' for k, v in sorted(policy.counts.items()))}; labelled episodes: "
+          f"{', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))} "
+          f"({(time.perf_counter() - started) / 60:.1f} min)", flush=True)
+    source = args.output_dir / "abstain-train.json"
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    source.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in episodes]}), encoding="utf-8")
+    return source
 
 
 def run(label: str, command: list[str], threads: int | None = None) -> None:
@@ -148,10 +219,16 @@ def main() -> None:
                              "of the first ones, which are mostly QBR dates and rooms")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/inbox-extractive"))
     parser.add_argument("--dagger-from", type=Path, default=None,
-                        help="DAgger instead of the teacher's SFT: the run folder of an adapter trained by this script; "
-                             "it plays --max-tasks training questions (--pick-seed; use another seed than its own "
-                             "training pick), and --only train fine-tunes it on the reader's call at every state it "
-                             "reached (sft:expert=reader, --init-adapter)")
+                        help="DAgger instead of the teacher's SFT: the run folder of an adapter trained by this "
+                             "script; it plays --max-tasks training questions (--pick-seed; use another seed than "
+                             "its own training pick), and --only train fine-tunes it on the reader's call at every "
+                             "state it reached (sft:expert=reader, --init-adapter)")
+    parser.add_argument("--abstain-from", type=Path, default=None,
+                        help="R-Tuning instead of the teacher's SFT: the run folder of an adapter trained by this "
+                             "script; the reader plays --max-tasks training questions it was not trained on (the "
+                             "--pick-seed shuffle), the adapter is asked at every state where the reader answers, "
+                             "and where its answer would be wrong the label is \"I don't know\"; --only teacher "
+                             "writes those episodes, --only train fine-tunes the adapter on them")
     parser.add_argument("--ray-workers", type=int, default=0, help="rollout workers for the DAgger roll-in")
     parser.add_argument("--dagger-method", choices=("sft", "dpo"), default="sft",
                         help="sft: fine-tune on the reader's calls; dpo: prefer the reader's call over the adapter's "
@@ -176,15 +253,29 @@ def main() -> None:
     args.pack = ",pack=true" if args.pack else ""
     adapter = args.output_dir / f"stage-1-{args.dagger_method if args.dagger_from else 'sft'}" / "adapter"
     source = args.output_dir / "teacher-train.json"
+    if args.dagger_from is not None and args.abstain_from is not None:
+        raise SystemExit("--dagger-from and --abstain-from are two different second stages; give one")
     if args.dagger_from is not None:
         dagger(args)
+    elif args.abstain_from is not None:
+        found = sorted(args.abstain_from.glob("stage-1-sft/adapter"))
+        if len(found) != 1:
+            raise SystemExit(f"--abstain-from {args.abstain_from}: no stage-1-sft/adapter in it")
+        labelled = args.output_dir / "abstain-train.json"
+        if "teacher" in args.only or ("train" in args.only and not labelled.is_file()):
+            labelled = abstain_round(args, found[0])
+        if "train" in args.only:
+            stage = f"sft:source=results:{labelled},epochs={args.epochs}{args.pack}"
+            run("abstain SFT", ["drill", "train", "inbox", "--init-adapter", str(found[0]), "--stage", stage,
+                                "--lr", str(args.lr), *PROMPT, *TRAIN, *args.train_flags,
+                                "--output-dir", str(args.output_dir)])
     elif "train" in args.only or "teacher" in args.only:
         played = play_teacher("train", args.max_tasks, args.pick_seed if args.pick == "shuffled" else None)
         play_teacher("test", args.eval_tasks, args.eval_shuffle_seed)  # the ceiling: the questions evaluated below
         args.output_dir.mkdir(parents=True, exist_ok=True)
         source.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in played]}), encoding="utf-8")
         print(f"wrote {source} (training questions only)")
-    if "train" in args.only and args.dagger_from is None:
+    if "train" in args.only and args.dagger_from is None and args.abstain_from is None:
         stage = f"sft:source=results:{source},epochs={args.epochs}{args.pack}"
         run("SFT", ["drill", "train", "inbox", "--stage", stage,
                     "--lr", str(args.lr), *PROMPT, *TRAIN, *args.train_flags, "--output-dir", str(args.output_dir)])
