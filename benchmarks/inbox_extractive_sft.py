@@ -145,9 +145,15 @@ class AbstainWhereWrong:
 def abstain_round(args: argparse.Namespace, start: Path) -> Path:
     """The reader on --max-tasks training questions the start adapter was not trained on (the --pick-seed shuffle,
     minus its teacher file's questions), labelled by `AbstainWhereWrong`; returns the results file."""
-    trained = {e["task_id"] for e in json.loads((args.abstain_from / "teacher-train.json").read_text())["episodes"]}
+    teacher = args.abstain_from / "teacher-train.json"
+    if not teacher.is_file():
+        raise SystemExit(f"--abstain-from {args.abstain_from}: no teacher-train.json, so which questions its adapter "
+                         "was trained on is unknown")
+    trained = {e["task_id"] for e in json.loads(teacher.read_text(encoding="utf-8"))["episodes"]}
     tasks = [t for t in pick_tasks(inbox.load().tasks("train"), None, args.pick_seed) if t.id not in trained]
-    tasks = tasks[:args.max_tasks]
+    tasks = tasks[:args.max_tasks or None]  # --max-tasks 0: every question left
+    if not tasks:
+        raise SystemExit(f"--abstain-from {args.abstain_from}: its adapter was trained on every training question")
     started = time.perf_counter()
     policy = AbstainWhereWrong(start)
     episodes = run_episodes(inbox.load, [(t, 0) for t in tasks], policy, inbox.rubric(), 10)
