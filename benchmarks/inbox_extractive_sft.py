@@ -88,7 +88,8 @@ from drill.envs.inbox.rubric import outcome
 from drill.evaluate.commands import pick_tasks
 
 PREFILL = '<tool_call>\\n{"name": "'
-PROMPT = ["--tool-listing", "compact", "--max-new-tokens", "96", "--prefill", PREFILL]
+PROMPT_FLAGS = {"tool_listing": "compact", "max_new_tokens": 96, "prefill": PREFILL}  # every command's prompt options
+PROMPT = [arg for name, value in PROMPT_FLAGS.items() for arg in ("--" + name.replace("_", "-"), str(value))]
 TRAIN = ["--micro-batch-tokens", "4096", "--eval-tasks", "0"]
 
 
@@ -118,7 +119,7 @@ class AbstainWhereWrong:
         from drill.models.policy import build_llm_policy
 
         flags = {"model": None, "base_url": None, "api_key_env": "OPENAI_API_KEY", "device": "cpu", "react": False,
-                 "max_new_tokens": 96, "temperature": 0.0, "tool_listing": "compact", "prefill": PREFILL, "demos": 0}
+                 "temperature": 0.0, "demos": 0, **PROMPT_FLAGS}
         self.model = build_llm_policy(f"lora:{adapter}", llm_options(flags, inbox.load, None))  # as drill eval prompts
         self.reader = inbox.baselines["reader"]()
         self.judge = AnswerJudge("match")
@@ -266,15 +267,15 @@ def main() -> None:
     if args.dagger_from is not None:
         dagger(args)
     elif args.abstain_from is not None:
-        found = sorted(args.abstain_from.glob("stage-1-sft/adapter"))
-        if len(found) != 1:
+        start = args.abstain_from / "stage-1-sft" / "adapter"
+        if not start.is_dir():
             raise SystemExit(f"--abstain-from {args.abstain_from}: no stage-1-sft/adapter in it")
         labelled = args.output_dir / "abstain-train.json"
         if "teacher" in args.only or ("train" in args.only and not labelled.is_file()):
-            labelled = abstain_round(args, found[0])
+            labelled = abstain_round(args, start)
         if "train" in args.only:
             stage = f"sft:source=results:{labelled},epochs={args.epochs}{args.pack}"
-            run("abstain SFT", ["drill", "train", "inbox", "--init-adapter", str(found[0]), "--stage", stage,
+            run("abstain SFT", ["drill", "train", "inbox", "--init-adapter", str(start), "--stage", stage,
                                 "--lr", str(args.lr), *PROMPT, *TRAIN, *args.train_flags,
                                 "--output-dir", str(args.output_dir)])
     elif "train" in args.only or "teacher" in args.only:
