@@ -53,6 +53,10 @@ fine-tuned on those episodes. No model roll-in, one generation per question:
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inbox_extractive_sft.py --abstain-from runs/inbox-r-0 \
         --max-tasks 120 --output-dir runs/inbox-r-1 --only teacher train --autocast --pack
 
+`--correct-per-abstain R` trains the second stage on every abstaining episode and R times as many correct ones,
+so a larger probe fits the same training time (docs/training.md, ninth try: with 160 questions and R=2, 7% wrong
+answers but 44% right, against B's 13% and 66%).
+
 `--autocast --pack` (with OMP_NUM_THREADS=2 on two free cores) trains with bf16 matmuls and an episode's turns
 as one sequence (docs/training.md, "CPU speed notes"): the teacher SFT of pick seed 0 took 6.6 min instead of
 38.8 min on a Xeon with AMX, 11.7 min on an AMD EPYC without it; one DAgger round on top, 74 min in all there.
@@ -169,6 +173,24 @@ def abstain_round(args: argparse.Namespace, start: Path) -> Path:
     return source
 
 
+def abstain_mix(labelled: Path, ratio: float) -> Path:
+    """Every abstaining episode of the labelled file and the first `ratio` times as many correct ones (pick order),
+    so a probe of many questions can feed a short SFT in which the "I don't know" labels weigh more; returns the
+    file it writes beside the labelled one."""
+    episodes = json.loads(labelled.read_text(encoding="utf-8"))["episodes"]
+    by = {k: [e for e in episodes if outcome(e["score"]["components"]) == k] for k in ("abstained", "correct")}
+    if len(by["abstained"]) + len(by["correct"]) != len(episodes):
+        other = Counter(outcome(e["score"]["components"]) for e in episodes) - Counter(
+            {k: len(v) for k, v in by.items()})
+        raise SystemExit(f"{labelled}: the reader's labelled episodes should all be correct or abstained, not {other}")
+    kept = by["abstained"] + by["correct"][:round(ratio * len(by["abstained"]))]
+    mix = labelled.with_name(f"abstain-mix-{ratio:g}.json")
+    mix.write_text(json.dumps({"episodes": kept}), encoding="utf-8")
+    print(f"--correct-per-abstain {ratio:g}: {len(by['abstained'])} abstaining and "
+          f"{len(kept) - len(by['abstained'])} of {len(by['correct'])} correct episodes in {mix}", flush=True)
+    return mix
+
+
 def run(label: str, command: list[str], threads: int | None = None) -> None:
     print("$ " + shlex.join(command), flush=True)
     started = time.perf_counter()
@@ -238,6 +260,9 @@ def main() -> None:
                              "--pick-seed shuffle), the adapter is asked at every state where the reader answers, "
                              "and where its answer would be wrong the label is \"I don't know\"; --only teacher "
                              "writes those episodes, --only train fine-tunes the adapter on them")
+    parser.add_argument("--correct-per-abstain", type=float, default=None,
+                        help="--abstain-from: train on every abstaining labelled episode and this many correct ones "
+                             "per abstaining one (default: every labelled episode)")
     parser.add_argument("--ray-workers", type=int, default=0, help="rollout workers for the DAgger roll-in")
     parser.add_argument("--dagger-method", choices=("sft", "dpo"), default="sft",
                         help="sft: fine-tune on the reader's calls; dpo: prefer the reader's call over the adapter's "
@@ -274,6 +299,8 @@ def main() -> None:
         if "teacher" in args.only or ("train" in args.only and not labelled.is_file()):
             labelled = abstain_round(args, start)
         if "train" in args.only:
+            if args.correct_per_abstain is not None:
+                labelled = abstain_mix(labelled, args.correct_per_abstain)
             stage = f"sft:source=results:{labelled},epochs={args.epochs}{args.pack}"
             run("abstain SFT", ["drill", "train", "inbox", "--init-adapter", str(start), "--stage", stage,
                                 "--lr", str(args.lr), *PROMPT, *TRAIN, *args.train_flags,
