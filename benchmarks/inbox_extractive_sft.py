@@ -66,7 +66,8 @@ Measured (docs/training.md, random 40 test questions, seeds 0 and 1): DAgger rou
 the heuristic's 52% / 68% correct and 8% / 12% wrong. Both DPO tries on the round-2 roll-in scored below the
 round-1 adapter they started from. The 240 + 120 `--abstain-from` chain above (43.7 min on two cores of an AMD
 EPYC): 66% correct and 13% wrong on the random 40 of seeds 0, 1 and 2, reward 0.71, against the heuristic's 58%,
-9%, 0.68.
+9%, 0.68; the same chain with --pick-seed 1 (46.4 min): 59% correct, 21% wrong, 0.57, so the spread from run to
+run is as large as the gap to the heuristic.
 """
 
 from __future__ import annotations
