@@ -288,6 +288,9 @@ def main() -> None:
     args.pack = ",pack=true" if args.pack else ""
     adapter = args.output_dir / f"stage-1-{args.dagger_method if args.dagger_from else 'sft'}" / "adapter"
     source = args.output_dir / "teacher-train.json"
+    if args.correct_per_abstain is not None and (args.abstain_from is None or args.correct_per_abstain < 0):
+        raise SystemExit("--correct-per-abstain: a ratio >= 0, and only with --abstain-from (it picks the episodes "
+                         "of the R-Tuning stage)")
     if args.dagger_from is not None and args.abstain_from is not None:
         raise SystemExit("--dagger-from and --abstain-from are two different second stages; give one")
     if args.dagger_from is not None:
