@@ -178,17 +178,19 @@ def abstain_mix(labelled: Path, ratio: float) -> Path:
     """Every abstaining episode of the labelled file and the first `ratio` times as many correct ones (pick order),
     so a probe of many questions can feed a short SFT in which the "I don't know" labels weigh more; returns the
     file it writes beside the labelled one."""
-    episodes = json.loads(labelled.read_text(encoding="utf-8"))["episodes"]
-    by = {k: [e for e in episodes if outcome(e["score"]["components"]) == k] for k in ("abstained", "correct")}
-    if len(by["abstained"]) + len(by["correct"]) != len(episodes):
-        other = Counter(outcome(e["score"]["components"]) for e in episodes) - Counter(
-            {k: len(v) for k, v in by.items()})
-        raise SystemExit(f"{labelled}: the reader's labelled episodes should all be correct or abstained, not {other}")
-    kept = by["abstained"] + by["correct"][:round(ratio * len(by["abstained"]))]
+    by: dict[str, list[dict]] = {"abstained": [], "correct": []}
+    for episode in json.loads(labelled.read_text(encoding="utf-8"))["episodes"]:
+        kind = outcome(episode["score"]["components"])
+        if kind not in by:
+            raise SystemExit(f"{labelled}: the reader's labelled episodes should be correct or abstained; "
+                             f"{episode['task_id']} is {kind}")
+        by[kind].append(episode)
+    abstained, correct = by["abstained"], by["correct"]
+    kept = abstained + correct[:round(ratio * len(abstained))]
     mix = labelled.with_name(f"abstain-mix-{ratio:g}.json")
     mix.write_text(json.dumps({"episodes": kept}), encoding="utf-8")
-    print(f"--correct-per-abstain {ratio:g}: {len(by['abstained'])} abstaining and "
-          f"{len(kept) - len(by['abstained'])} of {len(by['correct'])} correct episodes in {mix}", flush=True)
+    print(f"--correct-per-abstain {ratio:g}: {len(abstained)} abstaining and {len(kept) - len(abstained)} of "
+          f"{len(correct)} correct episodes in {mix}", flush=True)
     return mix
 
 
