@@ -57,6 +57,14 @@ fine-tuned on those episodes. No model roll-in, one generation per question:
 so a larger probe fits the same training time (docs/training.md, ninth try: with 160 questions and R=2, 7% wrong
 answers but 44% right, against B's 13% and 66%).
 
+`--quote` (the eleventh try in docs/training.md) changes the reply format instead of the labels: ReAct prompting,
+and a teacher (`QuotingReader`) that writes a thought before each call, the kind of answer the question asks for
+and, before it answers, the line of the mail that states it. The model is taught to quote the line, then copy a
+span of its own quote, against the wrong-type spans (a flight number for a cost) that most wrong answers were:
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inbox_extractive_sft.py --quote --max-tasks 360 \
+        --output-dir runs/inbox-q-0 --only teacher train --autocast --pack
+
 `--autocast --pack` (with OMP_NUM_THREADS=2 on two free cores) trains with bf16 matmuls and an episode's turns
 as one sequence (docs/training.md, "CPU speed notes"): the teacher SFT of pick seed 0 took 6.6 min instead of
 38.8 min on a Xeon with AMX, 11.7 min on an AMD EPYC without it; one DAgger round on top, 74 min in all there.
@@ -75,6 +83,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -84,26 +93,102 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from drill.core.policy import PolicyInfo, PolicyInput
+from drill.core.policy import Policy, PolicyInfo, PolicyInput
 from drill.core.rollout import run_episodes
 from drill.core.types import Action, Episode
 from drill.envs import inbox
 from drill.envs.inbox.questions import IDK, AnswerJudge, is_abstention
 from drill.envs.inbox.rubric import outcome
 from drill.evaluate.commands import pick_tasks
+from drill.models.policy import render_react
 
 PREFILL = '<tool_call>\\n{"name": "'
 PROMPT_FLAGS = {"tool_listing": "compact", "max_new_tokens": 96, "prefill": PREFILL}  # every command's prompt options
-PROMPT = [arg for name, value in PROMPT_FLAGS.items() for arg in ("--" + name.replace("_", "-"), str(value))]
+QUOTE_FLAGS = {"tool_listing": "compact", "max_new_tokens": 160, "prefill": "Thought:", "react": True}  # --quote
 TRAIN = ["--micro-batch-tokens", "4096", "--eval-tasks", "0"]
 
 
-def play_teacher(split: str, limit: int, shuffle_seed: int | None = None) -> list[Episode]:
+def cli_flags(flags: dict) -> list[str]:
+    """Prompt options as drill command-line flags (a true boolean is a bare switch)."""
+    options = [("--" + name.replace("_", "-"), value) for name, value in flags.items()]
+    return [arg for flag, value in options for arg in ((flag,) if value is True else (flag, str(value)))]
+
+
+KINDS = {"date": "a date", "place": "a place", "amount": "an amount", "name": "a name", "code": "a code"}
+
+
+def quote(mail: str, forms: Sequence[str], width: int = 40) -> str:
+    """The line of `mail`'s body that states the answer, cut at words about `width` characters either side of it:
+    the first line that holds one of `forms` (the answer as written, then its aliases), else the first of the lines
+    that hold most of their words ("Monday the 30th" for September 30). What the teacher's thought quotes."""
+    body = [line.lstrip("> ").strip() for line in mail.split("\n\n", 1)[-1].splitlines()
+            if not line.startswith("Tool calls left")]
+    for form in forms:
+        for text in body:
+            at = text.lower().find(form.lower())
+            if at >= 0:
+                return _around(text, at, at + len(form), width)
+    words = {w for form in forms for w in re.findall(r"[a-z0-9]+", form.lower())}
+
+    def stated(text: str) -> list[re.Match]:  # the answer's words in the line ("7" in "7th" counts)
+        return [m for m in re.finditer(r"[a-z0-9]+", text.lower())
+                if any(m.group().startswith(w) and m.group()[len(w):] in ("", "st", "nd", "rd", "th") for w in words)]
+    best = max(body, key=lambda text: len({m.group() for m in stated(text)}))
+    if not stated(best):
+        raise ValueError(f"no line of the mail the teacher answers from states any of {list(forms)}")
+    longest = max(stated(best), key=lambda m: len(m.group()))
+    return _around(best, longest.start(), longest.end(), width)
+
+
+def _around(text: str, start: int, end: int, width: int) -> str:
+    """text[start:end] with about `width` characters either side, cut at spaces, "..." where it was cut."""
+    left = text.rfind(" ", 0, max(0, start - width)) + 1 if start > width else 0
+    right = text.find(" ", end + width) if len(text) > end + width else -1
+    return ("..." if left else "") + text[left:right if right >= 0 else len(text)] + ("..." if right >= 0 else "")
+
+
+class QuotingReader:
+    """The reader (`ReaderPolicy`) with a ReAct thought before each call (`--quote`): the kind of answer the
+    question asks for, and before an answer the line of the mail that states it, so the model quotes first and
+    then copies a span of its own quote. The thought is in `Action.raw`, which ReAct SFT trains on."""
+
+    info = PolicyInfo(name="reader-quoting")
+
+    def __init__(self) -> None:
+        self.reader = inbox.baselines["reader"]()
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        return [self.with_thought(item, action) for item, action in zip(inputs, self.reader.act(inputs), strict=True)]
+
+    @staticmethod
+    def with_thought(item: PolicyInput, action: Action) -> Action:
+        kind = KINDS.get(item.task.kind, "the answer")
+        reads = sum(t.action.tool == "read_email" for t in item.own_turns())
+        if action.tool == "search_emails":
+            thought = f"The question asks for {kind}. I will search the inbox."
+        elif action.tool == "read_email":
+            thought = (f"The question asks for {kind}. I will read the first result." if not reads else
+                       f"That mail does not state {kind} for this question. I will read the next result.")
+        elif is_abstention(str(action.arguments["answer"])):
+            thought = f"No mail I read states {kind} for this question."
+        else:
+            source = f"Message-ID: {action.arguments['sources'][0]}"
+            mail = next(text for text in [item.observation.content, *(t.observation.content for t in
+                                                                        reversed(item.own_turns()))]
+                        if source in text)
+            forms = (action.arguments["answer"], *item.task.aliases)
+            thought = f"The question asks for {kind}. The mail says: \"{quote(mail, forms)}\""
+        return action.model_copy(update={"raw": render_react(thought, action.tool, action.arguments)})
+
+
+def play_teacher(split: str, limit: int, shuffle_seed: int | None = None, teacher: Policy | None = None
+                 ) -> list[Episode]:
     """The teacher on the questions `drill eval --limit limit --shuffle-seed shuffle_seed` picks (limit 0: all)."""
     tasks = pick_tasks(inbox.load().tasks(split), limit or None, shuffle_seed)
     kinds = Counter("unanswerable" if t.answer is None else t.kind for t in tasks)
     print(f"{split} questions by kind: {', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}", flush=True)
-    episodes = run_episodes(inbox.load, [(t, 0) for t in tasks], inbox.baselines["reader"](), inbox.rubric(), 10)
+    teacher = teacher or inbox.baselines["reader"]()
+    episodes = run_episodes(inbox.load, [(t, 0) for t in tasks], teacher, inbox.rubric(), 10)
     outcomes = Counter(outcome(e.score.components) for e in episodes)
     print(f"teacher on {split} ({len(tasks)} questions): reward {statistics.fmean(e.score.total for e in episodes):.3f}"
           f", {', '.join(f'{k} {v / len(episodes):.0%}' for k, v in sorted(outcomes.items()))}, "
@@ -225,8 +310,9 @@ def dagger(args: argparse.Namespace) -> None:
     rollin = args.output_dir / "rollin"
     if "rollin" in args.only or ("train" in args.only and not (rollin / "results.json").is_file()):
         run("roll-in", ["drill", "eval", "inbox", "--policy", f"lora:{start}", "--split", "train",
-                        "--limit", str(args.max_tasks), "--shuffle-seed", str(args.pick_seed), "--seeds", "1", *PROMPT,
-                        "--temperature", "0", "--ray-workers", str(args.ray_workers), "--out", str(rollin)],
+                        "--limit", str(args.max_tasks), "--shuffle-seed", str(args.pick_seed), "--seeds", "1",
+                        *args.prompt, "--temperature", "0", "--ray-workers", str(args.ray_workers),
+                        "--out", str(rollin)],
             threads=1 if args.ray_workers else None)  # Ray workers inherit OMP_NUM_THREADS: one thread each
     if "train" in args.only:
         source = f"source=results:{rollin / 'results.json'},expert=reader,epochs={args.epochs}"
@@ -234,7 +320,7 @@ def dagger(args: argparse.Namespace) -> None:
         if args.dagger_method == "dpo":  # the reader's call preferred over the adapter's, on its failed episodes
             stage = f"dpo:{source},beta={args.beta},nll={args.nll},max_reward={args.max_reward}"
         run(f"DAgger {args.dagger_method.upper()}", ["drill", "train", "inbox", "--init-adapter", str(start),
-                                                     "--stage", stage, "--lr", str(args.lr), *PROMPT, *TRAIN,
+                                                     "--stage", stage, "--lr", str(args.lr), *args.prompt, *TRAIN,
                                                      *args.train_flags, "--output-dir", str(args.output_dir)])
 
 
@@ -279,6 +365,10 @@ def main() -> None:
                         default=["train", "eval"], help="teacher: only write the teacher's results file; rollin: "
                                                         "only the DAgger roll-in")
     parser.add_argument("--show", type=int, default=8, help="adapter episodes to print")
+    parser.add_argument("--quote", action="store_true",
+                        help="ReAct prompting, and a teacher that writes a thought before each call: the kind of "
+                             "answer asked for, and before answering the line of the mail that states it "
+                             "(QuotingReader); every command then runs with --react --prefill Thought:")
     parser.add_argument("--autocast", action="store_true",
                         help="train with drill train --autocast (bf16 matmuls, float32 weights; set OMP_NUM_THREADS "
                              "to the cores the training may use)")
@@ -286,6 +376,10 @@ def main() -> None:
                         help="SFT with pack=true: an episode's turns run as one sequence where each prompt extends "
                              "the last")
     args = parser.parse_args()
+    if args.quote and (args.dagger_from or args.abstain_from):
+        raise SystemExit("--quote trains the teacher's first stage only; its thoughts are not written for the "
+                         "--dagger-from or --abstain-from labels")
+    args.prompt = cli_flags(QUOTE_FLAGS if args.quote else PROMPT_FLAGS)
     args.train_flags = ["--autocast"] if args.autocast else []
     args.pack = ",pack=true" if args.pack else ""
     adapter = args.output_dir / f"stage-1-{args.dagger_method if args.dagger_from else 'sft'}" / "adapter"
@@ -309,19 +403,21 @@ def main() -> None:
                 labelled = abstain_mix(labelled, args.correct_per_abstain)
             stage = f"sft:source=results:{labelled},epochs={args.epochs}{args.pack}"
             run("abstain SFT", ["drill", "train", "inbox", "--init-adapter", str(start), "--stage", stage,
-                                "--lr", str(args.lr), *PROMPT, *TRAIN, *args.train_flags,
+                                "--lr", str(args.lr), *args.prompt, *TRAIN, *args.train_flags,
                                 "--output-dir", str(args.output_dir)])
     elif "train" in args.only or "teacher" in args.only:
-        played = play_teacher("train", args.max_tasks, args.pick_seed if args.pick == "shuffled" else None)
-        play_teacher("test", args.eval_tasks, args.eval_shuffle_seed)  # the ceiling: the questions evaluated below
+        teacher = QuotingReader() if args.quote else None
+        played = play_teacher("train", args.max_tasks, args.pick_seed if args.pick == "shuffled" else None, teacher)
+        play_teacher("test", args.eval_tasks, args.eval_shuffle_seed, teacher)  # the ceiling on the eval questions
         args.output_dir.mkdir(parents=True, exist_ok=True)
         source.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in played]}), encoding="utf-8")
         print(f"wrote {source} (training questions only)")
     if "train" in args.only and args.dagger_from is None and args.abstain_from is None:
         stage = f"sft:source=results:{source},epochs={args.epochs}{args.pack}"
         run("SFT", ["drill", "train", "inbox", "--stage", stage,
-                    "--lr", str(args.lr), *PROMPT, *TRAIN, *args.train_flags, "--output-dir", str(args.output_dir)])
-    common = ["--limit", str(args.eval_tasks), "--seeds", "1", *PROMPT, "--temperature", "0"]
+                    "--lr", str(args.lr), *args.prompt, *TRAIN, *args.train_flags,
+                    "--output-dir", str(args.output_dir)])
+    common = ["--limit", str(args.eval_tasks), "--seeds", "1", *args.prompt, "--temperature", "0"]
     suffix = ""
     if args.eval_shuffle_seed is not None:
         common += ["--shuffle-seed", str(args.eval_shuffle_seed)]

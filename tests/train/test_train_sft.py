@@ -11,7 +11,7 @@ import torch
 
 from drill.core.types import Action, Generation, PolicyInfo
 from drill.models.local import TransformersChatModel
-from drill.models.policy import LLMPolicy, PolicyOptions
+from drill.models.policy import LLMPolicy, PolicyOptions, render_react
 from drill.train import BaseModel, GRPOConfig
 from drill.train.samples import collate, episode_samples
 from drill.train.sft import SFTOptions, _stored, source_episodes, teacher_prompter, train
@@ -206,3 +206,65 @@ def test_dagger_trains_the_experts_calls_on_the_states_the_source_reached(tiny_m
         source_episodes(config, SFTOptions(source="heuristic", expert="sage"), WRITING, ["writer"], prompter)
     with pytest.raises(ValueError, match="use one of them"):
         SFTOptions(source="heuristic", expert="oracle", min_reward=0.5)
+
+
+class ThinkingWriter:
+    """The writer's demonstrations in the ReAct form: a thought (its own line per turn), then the call."""
+
+    info = PolicyInfo(name="thinking-writer")
+
+    def act(self, inputs: Any) -> list[Action]:
+        actions = []
+        for i in inputs:
+            action = Action.call("say", text=f"{i.task.id} line {len(i.own_turns())}")
+            thought = f"turn {len(i.own_turns())} of {i.task.id} needs a line."
+            actions.append(action.model_copy(update={"raw": render_react(thought, "say", action.arguments)}))
+        return actions
+
+
+def test_react_sft_trains_on_the_sources_thought_and_call_through_the_stop_string(tiny_model_dir: Path,
+                                                                                  tiny_base: BaseModel,
+                                                                                  tmp_path: Path) -> None:
+    from drill.train.rollouts import prompt_options
+
+    thinking = relay_target(baselines={"oracle": ThinkingWriter, "heuristic": Critic, "random": Critic})
+    config = _config(tiny_model_dir, tmp_path / "run", react=True, prefill="Thought:")
+    prompter = teacher_prompter(tiny_base.model, tiny_base, prompt_options(config, thinking))
+    episodes = source_episodes(config, SFTOptions(source="oracle"), thinking, ["writer"], prompter)
+    samples = [s for i, e in enumerate(episodes) for s in episode_samples(e, i, {"writer": 1.0})]
+    tokenizer = tiny_base.tokenizer
+    batch = collate(samples[:2], pad_id=0)
+    for row, sample in enumerate(samples[:2]):
+        k = sample.turn // 2
+        trained = tokenizer.decode(batch.input_ids[row][batch.loss_mask[row].bool()].tolist())
+        assert trained == (f' turn {k} of train-0 needs a line.\nAction: {{"name": "say", "arguments": '
+                           f'{{"text": "train-0 line {k}"}}}}\nObservation:')  # after the prefill, through the stop
+        prompt = tokenizer.decode(list(sample.prompt_ids))
+        assert prompt.endswith("Thought:") and "Thought: <your reasoning" in prompt  # the ReAct reply format
+    assert "Thought: turn 0 of train-0 needs a line." in tokenizer.decode(list(samples[1].prompt_ids))  # history
+    assert [t.action.tool for t in episodes[0].turns if t.role == "writer"] == ["say", "say"]
+
+
+def test_react_sft_refuses_a_source_without_thoughts_and_demos_in_the_hermes_form(tiny_model_dir: Path,
+                                                                                  tiny_base: BaseModel,
+                                                                                  tmp_path: Path) -> None:
+    from drill.train.rollouts import prompt_options
+
+    config = _config(tiny_model_dir, tmp_path / "run", react=True, prefill="Thought:")
+    prompter = teacher_prompter(tiny_base.model, tiny_base, prompt_options(config, WRITING))
+    with pytest.raises(ValueError, match="trains on the thought as well as the call, and the source's action on "
+                                         "task train-0 carries none"):
+        source_episodes(config, SFTOptions(source="oracle"), WRITING, ["writer"], prompter)
+    with pytest.raises(ValueError, match="with react give demos 0"):
+        _config(tiny_model_dir, tmp_path / "run", react=True, demos=1)
+
+
+def test_render_react_writes_one_thought_line_that_parses_back() -> None:
+    from drill.models.parsing import parse_action
+
+    reply = render_react('The mail says: "Flight: PJ292"', "answer", {"answer": "PJ292"})
+    parsed = parse_action(reply)
+    assert (parsed.tool, parsed.arguments, parsed.raw) == ("answer", {"answer": "PJ292"}, reply)
+    for bad in ("two\nlines", "  "):
+        with pytest.raises(ValueError, match="one non-empty line"):
+            render_react(bad, "answer", {})

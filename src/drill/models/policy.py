@@ -126,6 +126,14 @@ def render_call(tool: str, arguments: Any) -> str:
     return f"<tool_call>\n{json.dumps({'name': tool, 'arguments': arguments})}\n</tool_call>"
 
 
+def render_react(thought: str, tool: str, arguments: Any) -> str:
+    """A thought and a tool call in the ReAct form `reply_format(react=True)` asks for, through the stop string
+    a model's generation ends on (so SFT on it teaches where to stop)."""
+    if "\n" in thought or not thought.strip():
+        raise ValueError(f"a ReAct thought is one non-empty line, got {thought!r}")
+    return f"Thought: {thought}\nAction: {json.dumps({'name': tool, 'arguments': arguments})}{REACT_STOP}"
+
+
 def demonstrations(make_env: Callable[[], Env], tasks: Sequence[Task], policy: Policy | dict[str, Policy],
                    count: int, max_turns: int = 200) -> tuple[Demonstration, ...]:
     """Worked examples from the first `count` of `tasks` (pass training tasks, never held-out ones): each

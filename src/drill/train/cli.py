@@ -73,6 +73,7 @@ def train(
     tool_listing: str | None = typer.Option(None, "--tool-listing", help=H("tool_listing")),
     prefill: str | None = typer.Option(None, "--prefill", help=H("prefill") + " On the command line \\n and \\t "
                                                                               "are read as newline and tab."),
+    react: bool = typer.Option(False, "--react", help=H("react")),
     demos: int | None = typer.Option(None, "--demos", help=H("demos")),
     demo_selection: str | None = typer.Option(None, "--demo-selection", help=H("demo_selection")),
     curriculum: str | None = typer.Option(None, "--curriculum", help=H("curriculum")),
@@ -113,7 +114,8 @@ def train(
         "micro_batch_tokens": micro_batch_tokens,
         "lora_rank": lora_rank, "lora_alpha": lora_alpha, "max_new_tokens": max_new_tokens,
         "temperature": temperature, "max_turns": max_turns, "tool_listing": tool_listing,
-        "prefill": None if prefill is None else unescape(prefill), "demos": demos, "demo_selection": demo_selection, "curriculum": curriculum,
+        "prefill": None if prefill is None else unescape(prefill), "react": react or None, "demos": demos,
+        "demo_selection": demo_selection, "curriculum": curriculum,
         "curriculum_field": curriculum_field, "seed": seed, "output_dir": output_dir,
         "checkpoint_every": checkpoint_every, "keep_checkpoints": keep_checkpoints, "eval_tasks": eval_tasks,
         "device": device, "bf16": bf16, "autocast": autocast or None, "generation_backend": generation_backend,
@@ -208,6 +210,8 @@ def eval_command(config: GRPOConfig, adapter_dir: Path) -> str:
         parts += ["--tool-listing", config.tool_listing]
     if config.prefill:
         parts += ["--prefill", config.prefill.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")]
+    if config.react:
+        parts.append("--react")
     if config.demos:
         parts += ["--demos", str(config.demos)]
     return shlex.join(parts)

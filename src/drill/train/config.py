@@ -89,6 +89,9 @@ class GRPOConfig:
         "", "Text every reply starts with; the model continues it. Its tokens are prompt, never trained on. E.g. "
             "'<tool_call>\\n{\"name\": \"submit_resolution\", \"arguments\": {\"resolution\": \"' for the "
             "triage reader. Empty: none.")
+    react: bool = _help(
+        False, "ReAct prompting: every reply is 'Thought: ...' then 'Action: {...}' instead of a Hermes tool call. "
+               "SFT then trains on the source's thoughts too (its actions must carry them, see drill.train.sft).")
     demos: int = _help(
         0, "Worked examples in every prompt: the oracle's first turn on the first N training tasks (never "
            "held-out ones). 0: none.")
@@ -207,6 +210,8 @@ class GRPOConfig:
             problems.append(f"micro_batch_tokens must be >= 0, got {self.micro_batch_tokens}")
         if self.demos < 0:
             problems.append(f"demos must be >= 0, got {self.demos}")
+        if self.react and self.demos:
+            problems.append("demos are written as Hermes tool calls, not in the ReAct form; with react give demos 0")
         if self.eval_tasks < 0:
             problems.append(f"eval_tasks must be >= 0, got {self.eval_tasks}")
         if not self.lora_target_modules:

@@ -144,7 +144,8 @@ def prompt_options(config: GRPOConfig, target: TrainTarget) -> dict[str, Any]:
                                        config.max_turns)
         shown = demonstrations(target.make_env, tasks, target.baselines["oracle"](), config.demos,
                                config.max_turns)
-    return {"tool_listing": config.tool_listing, "prefill": config.prefill, "demonstrations": shown}
+    return {"tool_listing": config.tool_listing, "prefill": config.prefill, "react": config.react,
+            "demonstrations": shown}
 
 
 class _AdapterBoundEngine:

@@ -25,7 +25,10 @@ gives what SFT adds: where the episodes come from and how many epochs.
    records each trained turn as the LLM policy would have produced it: the prompt ids are
    `LLMPolicy.conversation` rendered by the model's chat template (same instructions, tool listing,
    demonstrations, history and prefill), the completion ids are the call written in the reply format
-   (`render_call`), minus the prefill, through `</tool_call>` (where generation stops). The reply text is
+   (`render_call`), minus the prefill, through `</tool_call>` (where generation stops). Under ReAct prompting
+   (`react=True`) the reply is the source's own text, `Thought: ...` then `Action: {...}` through the stop
+   string (`render_react`), so the source must write its thought into `Action.raw`: a model's stored turns do,
+   and a scripted teacher can (`benchmarks/inbox_extractive_sft.py --quote`). The reply text is
    parsed back (`parse_action`) and must give the source's call, so the environment sees exactly what a
    model writing those tokens would send. `samples.episode_samples` then makes one sample per trained turn
    (multi-turn episodes give one per turn), loss only on the completion ids. With `pack=true` the turns of an
@@ -41,8 +44,9 @@ labels only; aggregating with the earlier data is a results file that holds both
 
 Where it departs from plain SFT: the data are whole-turn tool calls from episodes, not text pairs, and a
 demonstration that cannot be written in the reply format (a source action the parser would not give
-back) stops the run instead of being trained on approximately. Models whose chat template passes tools
-natively, and ReAct prompting, are refused: their reply format is not the JSON protocol `render_call` writes.
+back) stops the run instead of being trained on approximately, and so does a ReAct source action without a
+thought. Models whose chat template passes tools natively are refused: their reply format is not the JSON
+protocol `render_call` writes.
 """
 
 from __future__ import annotations
@@ -254,9 +258,9 @@ class TeacherForcedPolicy:
     """Plays `source`'s actions, each recorded as the model turn that would have produced it (see step 2 above)."""
 
     def __init__(self, source: Policy, prompter: LLMPolicy) -> None:
-        if prompter.model.native_tools or prompter.options.react:
+        if prompter.model.native_tools:
             raise ValueError("SFT writes replies in the JSON tool protocol; this model's chat template passes tools "
-                             "natively (or ReAct prompting is on), so the written replies would not be its format")
+                             "natively, so the written replies would not be its format")
         self.source = source
         self.prompter = prompter
         self._info = PolicyInfo(name=f"sft:{source.info.name}", kind="lora", model=prompter.info.model,
@@ -275,7 +279,7 @@ class TeacherForcedPolicy:
             raise ValueError(f"the source's action on task {item.task.id} did not parse ({action.parse_error}); "
                              "only valid calls can be demonstrated")
         prefill = self.prompter.options.prefill
-        reply = render_call(action.tool, action.arguments)
+        reply = self.reply(item, action)
         if not reply.startswith(prefill):
             raise ValueError(f"the source's reply on task {item.task.id} does not start with the prefill {prefill!r} "
                              f"(reply: {reply[:80]!r}); put the prefill's arguments first or drop the prefill")
@@ -288,8 +292,21 @@ class TeacherForcedPolicy:
         written = parse_action(reply, generation)
         if (written.tool, written.arguments) != (action.tool, action.arguments):
             raise ValueError(f"the source's call on task {item.task.id} does not survive the reply format: "
-                             f"{action.tool}({action.arguments!r}) parsed back as {written.tool}({written.arguments!r})")
+                             f"{action.tool}({action.arguments!r}) parsed back as "
+                             f"{written.tool}({written.arguments!r})")
         return written
+
+    def reply(self, item: PolicyInput, action: Action) -> str:
+        """The text a model would have written for `action`: a Hermes block, or under ReAct prompting the
+        source's own `Thought: ...` / `Action: {...}` text (a call alone would teach the model to skip its thought)."""
+        if not self.prompter.options.react:
+            return render_call(action.tool, action.arguments)
+        if action.raw is None or not action.raw.startswith("Thought:"):
+            raise ValueError(f"ReAct SFT trains on the thought as well as the call, and the source's action on task "
+                             f"{item.task.id} carries none (its raw text is {str(action.raw)[:80]!r}); give the "
+                             "source's actions a raw text written by drill.models.policy.render_react, or train "
+                             "without --react")
+        return action.raw
 
 
 def _turn_key(item: PolicyInput) -> tuple[str, int, str, int]:
