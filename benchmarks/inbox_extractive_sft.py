@@ -60,7 +60,9 @@ answers but 44% right, against B's 13% and 66%).
 `--quote` (the eleventh try in docs/training.md) changes the reply format instead of the labels: ReAct prompting,
 and a teacher (`QuotingReader`) that writes a thought before each call, the kind of answer the question asks for
 and, before it answers, the line of the mail that states it. The model is taught to quote the line, then copy a
-span of its own quote, against the wrong-type spans (a flight number for a cost) that most wrong answers were:
+span of its own quote, against the wrong-type spans (a flight number for a cost) that most wrong answers were.
+Measured (37.4 min): 51% right, 40% wrong, reward 0.26 on the random 40 of seeds 0, 1 and 2, worse than the same
+360 questions without thoughts; it quotes the wrong line and copies from it:
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inbox_extractive_sft.py --quote --max-tasks 360 \
         --output-dir runs/inbox-q-0 --only teacher train --autocast --pack
@@ -173,9 +175,10 @@ class QuotingReader:
             thought = f"No mail I read states {kind} for this question."
         else:
             source = f"Message-ID: {action.arguments['sources'][0]}"
-            mail = next(text for text in [item.observation.content, *(t.observation.content for t in
-                                                                        reversed(item.own_turns()))]
-                        if source in text)
+            seen = [item.observation.content, *(t.observation.content for t in reversed(item.own_turns()))]
+            mail = next((text for text in seen if source in text), None)
+            if mail is None:
+                raise ValueError(f"task {item.task.id}: the reader cites {source}, which it has not read")
             forms = (action.arguments["answer"], *item.task.aliases)
             thought = f"The question asks for {kind}. The mail says: \"{quote(mail, forms)}\""
         return action.model_copy(update={"raw": render_react(thought, action.tool, action.arguments)})
