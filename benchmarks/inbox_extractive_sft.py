@@ -135,10 +135,10 @@ def quote(mail: str, forms: Sequence[str], width: int = 40) -> str:
     def stated(text: str) -> list[re.Match]:  # the answer's words in the line ("7" in "7th" counts)
         return [m for m in re.finditer(r"[a-z0-9]+", text.lower())
                 if any(m.group().startswith(w) and m.group()[len(w):] in ("", "st", "nd", "rd", "th") for w in words)]
-    best = max(body, key=lambda text: len({m.group() for m in stated(text)}))
-    if not stated(best):
+    hits, best = max(((stated(text), text) for text in body), key=lambda pair: len({m.group() for m in pair[0]}))
+    if not hits:
         raise ValueError(f"no line of the mail the teacher answers from states any of {list(forms)}")
-    longest = max(stated(best), key=lambda m: len(m.group()))
+    longest = max(hits, key=lambda m: len(m.group()))
     return _around(best, longest.start(), longest.end(), width)
 
 
