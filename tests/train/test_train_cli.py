@@ -107,3 +107,24 @@ def test_a_model_that_does_not_load_is_one_line_not_a_traceback(stage: list[str]
     assert result.exit_code == 2, result.output
     assert f"cannot load model '{missing}'" in " ".join(result.output.split())
     assert "Traceback" not in result.output and not isinstance(result.exception, ValueError)
+
+
+def test_react_reaches_the_config_and_the_printed_eval_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from drill.train.cli import eval_command
+
+    seen: list[GRPOConfig] = []
+
+    def fake_train(config: GRPOConfig, target: Any = None, base: Any = None) -> Any:  # the test seam: no model
+        seen.append(config)
+        return grpo.TrainResult(output_dir=config.output_dir, adapter_dir=config.output_dir / "adapter", steps=0,
+                                metrics=[])
+
+    monkeypatch.setattr(grpo, "train", fake_train)
+    result = runner.invoke(app, ["train", "triage", "-E", "k=1", "--react", "--prefill", "Thought:",
+                                 "--output-dir", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert seen[0].react and seen[0].prefill == "Thought:"
+    assert "--react" in eval_command(seen[0], tmp_path / "out" / "adapter").split()
+    plain = runner.invoke(app, ["train", "triage", "-E", "k=1", "--output-dir", str(tmp_path / "plain")])
+    assert plain.exit_code == 0, plain.output
+    assert not seen[1].react and "--react" not in eval_command(seen[1], tmp_path / "plain" / "adapter").split()
