@@ -1,5 +1,6 @@
 """--autocast: the training forward runs in bfloat16 under torch.autocast, the LoRA weights and their gradients
-stay float32, generation stays float32, and an SFT step still lowers the loss."""
+stay float32, generation stays float32, and an SFT step still lowers the loss. On a CPU whose bfloat16 matmuls are
+slower than float32 ones it is refused: there it would slow training down by as much as 77x."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from drill.train import BaseModel
-from drill.train.lora import lora_training
+from drill.train import BaseModel, lora
+from drill.train.lora import cpu_bf16_slowdown, lora_training
 from drill.train.samples import Sample, collate, completion_logprobs
 from drill.train.sft import nll_update
 from test_train_loop import _config, tiny_base  # type: ignore[import-not-found]
@@ -23,9 +24,15 @@ def _samples(tokenizer: object) -> list[Sample]:
                    advantage=1.0, episode=k, turn=0, role="writer") for k in range(4)]
 
 
+@pytest.fixture
+def bf16_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test seam: this CPU's bfloat16 matmuls measure as fast as on one with AMX (CI's may have none)."""
+    monkeypatch.setattr(lora, "cpu_bf16_slowdown", lambda: 0.5)
+
+
 def test_autocast_runs_the_training_forward_in_bfloat16_with_float32_weights(tiny_model_dir: Path,
                                                                              tiny_base: BaseModel,
-                                                                             tmp_path: Path) -> None:
+                                                                             tmp_path: Path, bf16_cpu: None) -> None:
     config = _config(tiny_model_dir, tmp_path / "run", device="cpu", autocast=True, learning_rate=1e-2)
     model, params, optimizer, pad_id = lora_training(tiny_base, config)
     samples = _samples(tiny_base.tokenizer)
@@ -50,3 +57,19 @@ def test_autocast_with_a_bfloat16_model_is_refused(tiny_model_dir: Path, tiny_ba
     config = _config(tiny_model_dir, tmp_path / "run", device="cpu", autocast=True, bf16=True)
     with pytest.raises(ValueError, match="--no-bf16 --autocast"):
         lora_training(tiny_base, config)
+
+
+def test_autocast_is_refused_where_bfloat16_matmuls_are_slower(tiny_model_dir: Path, tiny_base: BaseModel,
+                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = _config(tiny_model_dir, tmp_path / "run", device="cpu", autocast=True)
+    monkeypatch.setattr(lora, "cpu_bf16_slowdown", lambda: 77.0)  # an AVX2-only CPU, as measured
+    with pytest.raises(ValueError, match=r"77\.0x as long.*Drop --autocast"):
+        lora_training(tiny_base, config)
+    monkeypatch.setattr(lora, "cpu_bf16_slowdown", lambda: lora.AUTOCAST_MAX_SLOWDOWN)  # at the limit: allowed
+    model, _, _, _ = lora_training(tiny_base, config)
+    assert model(input_ids=torch.tensor([[1, 2, 3]])).logits.dtype == torch.bfloat16
+
+
+def test_the_bf16_probe_measures_this_cpu() -> None:
+    slowdown = cpu_bf16_slowdown(size=64, repeats=2)
+    assert 0 < slowdown < float("inf")

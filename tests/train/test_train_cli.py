@@ -128,3 +128,16 @@ def test_react_reaches_the_config_and_the_printed_eval_command(tmp_path: Path, m
     plain = runner.invoke(app, ["train", "triage", "-E", "k=1", "--output-dir", str(tmp_path / "plain")])
     assert plain.exit_code == 0, plain.output
     assert not seen[1].react and "--react" not in eval_command(seen[1], tmp_path / "plain" / "adapter").split()
+
+
+@pytest.mark.parametrize("stage", [[], ["--stage", "sft:source=oracle"]])
+def test_autocast_on_a_cpu_without_fast_bfloat16_is_a_usage_error_before_any_model_loads(
+        stage: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from drill.train import lora
+
+    monkeypatch.setattr(lora, "cpu_bf16_slowdown", lambda: 40.0)  # the test seam: an AVX2-only CPU, measured 28-77x
+    monkeypatch.setattr(grpo, "load_base", lambda *a, **k: pytest.fail("the model was loaded"))
+    result = runner.invoke(app, ["train", "triage", *stage, "--autocast", "--device", "cpu",
+                                 "--output-dir", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert "a bfloat16 matmul takes 40.0x as long as a float32 one" in " ".join(result.output.split())

@@ -273,6 +273,9 @@ def plan_run(config: GRPOConfig, target: TrainTarget | None = None) -> RunPlan:
     target = target or load_target(config.env, config.env_options, config.env_url)
     roles = list(config.roles or target.roles)
     check_options(config, target, roles)
+    from drill.train.lora import check_autocast
+
+    check_autocast(config)  # a bfloat16 model, or a CPU without fast bfloat16 matmuls
     schedules = parse_schedules(config.weight_schedules)
     target.check_weight_names([s.name for s in schedules], config.shaping)
     with_shaping(target.rubric_factory(), config.shaping, {})  # unknown or clashing names fail here

@@ -6,11 +6,15 @@ a LoRA adapter of the config's shape and, when `init_adapter` is a saved adapter
 or a LoRA tensor the file does not hold, raises, so a chained stage never silently restarts from zero.
 With `--autocast` the wrapped model's forward (every training forward: NLL, GRPO, DPO) runs under
 `torch.autocast` in bfloat16 with float32 weights, gradients and AdamW state; generation, which PEFT sends to
-the base model's own forward, stays float32.
+the base model's own forward, stays float32. On the CPU it is refused where bfloat16 matmuls are slower than
+float32 ones (`cpu_bf16_slowdown`): without AMX or AVX512-BF16 PyTorch runs them far slower (about 77x on an
+AVX2-only AMD EPYC), which would turn a speed option into a run that never ends.
 """
 
 from __future__ import annotations
 
+import functools
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +39,7 @@ def attach_lora(model: Any, config: GRPOConfig, init_adapter: Path | None = None
         init_adapter = Path(config.init_adapter)
 
     device, bf16 = run_device(config)
-    if config.autocast and bf16:
-        raise ValueError("--autocast runs a float32 model's matmuls in bfloat16; with --bf16 (the default on CUDA) "
-                         "the weights are bfloat16 already. Pass --no-bf16 --autocast, or drop --autocast")
+    check_autocast(config)
     model = model.to(device=device, dtype=torch.bfloat16 if bf16 else torch.float32)
     model = get_peft_model(model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, lora_dropout=0.0,
                                              target_modules=list(config.lora_target_modules), task_type="CAUSAL_LM"))
@@ -46,6 +48,45 @@ def attach_lora(model: Any, config: GRPOConfig, init_adapter: Path | None = None
     if init_adapter is not None:
         load_adapter_weights(model, init_adapter)
     return model
+
+
+def check_autocast(config: GRPOConfig) -> None:
+    """Raise ValueError where `--autocast` cannot work as meant: with a bfloat16 model, or on a CPU whose bfloat16
+    matmuls are slower than its float32 ones. `plan_run` calls it before any model loads."""
+    if not config.autocast:
+        return
+    device, bf16 = run_device(config)
+    if bf16:
+        raise ValueError("--autocast runs a float32 model's matmuls in bfloat16; with --bf16 (the default on CUDA) "
+                         "the weights are bfloat16 already. Pass --no-bf16 --autocast, or drop --autocast")
+    if device.type == "cpu":
+        slowdown = cpu_bf16_slowdown()
+        if slowdown > AUTOCAST_MAX_SLOWDOWN:
+            raise ValueError(f"--autocast: on this CPU ({torch.backends.cpu.get_cpu_capability()}) a bfloat16 matmul "
+                             f"takes {slowdown:.1f}x as long as a float32 one, so autocast would slow training down, "
+                             "not speed it up; it pays only on CPUs with AMX or AVX512-BF16. Drop --autocast")
+
+
+AUTOCAST_MAX_SLOWDOWN = 1.5  # bf16 / fp32 matmul time above which --autocast is refused on the CPU
+
+
+@functools.cache
+def cpu_bf16_slowdown(size: int = 384, repeats: int = 3) -> float:
+    """How many times as long a `size` x `size` matmul takes in bfloat16 as in float32 on this CPU, with the
+    torch threads of the first call (the best of `repeats` after a warm-up each; measured once per process, in
+    about 0.3 s). About 0.5 with AMX or AVX512-BF16; far above 1 where PyTorch has no fast bfloat16 kernels for
+    the CPU (33-77 on an AVX2-only AMD EPYC)."""
+    def best(dtype: torch.dtype) -> float:
+        a = torch.ones(size, size, dtype=dtype)
+        a @ a
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            a @ a
+            times.append(time.perf_counter() - start)
+        return max(min(times), 1e-9)
+
+    return best(torch.bfloat16) / best(torch.float32)
 
 
 def lora_training(base: Any, config: GRPOConfig, init_adapter: Path | None = None) -> tuple[Any, list, Any, int]:
