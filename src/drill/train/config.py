@@ -155,7 +155,8 @@ class GRPOConfig:
     autocast: bool = _help(False, "Mixed precision: the training forward passes (not generation) run "
                                   "under torch.autocast in bfloat16, while the weights, gradients and AdamW state "
                                   "stay float32. About 1.9x faster per step on a CPU with AMX/AVX512-BF16 "
-                                  "(benchmarks/sft_speed.py); for a float32 model only (not with --bf16).")
+                                  "(benchmarks/sft_speed.py); refused on a CPU whose bfloat16 matmuls are slower "
+                                  "than float32 ones, and with --bf16.")
     generation_backend: Literal["transformers", "vllm", "server"] = _help(
         "transformers", "Rollout generation: the training model itself; vLLM in this process (CUDA and the vllm "
                         "extra); or a server at --generation-url that returns token ids. With vllm and server the "
