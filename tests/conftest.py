@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -22,6 +25,24 @@ def _private_drill_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         os.environ.pop("DRILL_CACHE")
     else:
         os.environ["DRILL_CACHE"] = old
+
+
+BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="session")
+def benchmark_script() -> Callable[[str], ModuleType]:
+    """Import a script of benchmarks/ by name (`benchmark_script("serve_load")`), once per test run, so a test
+    can call its functions."""
+    def load(name: str) -> ModuleType:
+        if name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # dataclasses look their module up
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+        return sys.modules[name]
+
+    return load
 
 
 @pytest.fixture(scope="session")

@@ -4,27 +4,17 @@ here."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+from collections.abc import Callable
+from types import ModuleType
 
 from drill import registry
 
-BENCHMARK = Path(__file__).parents[2] / "benchmarks" / "serve_load.py"
 
-
-def _benchmark():
-    spec = importlib.util.spec_from_file_location("serve_load", BENCHMARK)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["serve_load"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-def test_100_concurrent_sessions_each_equal_their_local_episode(serve) -> None:
+def test_100_concurrent_sessions_each_equal_their_local_episode(
+        serve, benchmark_script: Callable[[str], ModuleType]) -> None:
     server = serve("chaosops", "--max-sessions", "128")
-    result = _benchmark().run_load(server.url, "chaosops", registry.get("chaosops").parse_options({}), sessions=100,
-                                   policy="heuristic", timeout=240)
+    result = benchmark_script("serve_load").run_load(server.url, "chaosops", registry.get("chaosops").parse_options({}),
+                                                     sessions=100, policy="heuristic", timeout=240)
     print(result.line())
     assert result.errors == []
     assert result.mismatches == 0
