@@ -4,9 +4,9 @@ A benchmark, not a test. Under the prompt the inbox proofs train with (compact t
 untrained SmolLM2-135M never makes a valid call, so the environment counts it as never answering and never wrong
 (docs/training.md, inbox section), and a gain over it in wrong answers cannot be shown. Prompted plainly (the
 defaults of `drill eval`: JSON Schema tool listing, no prefill; 96 new tokens) it answers in prose instead: "The
-estimated cost of Boris Costa's trip to Atlanta is $1.000." (gold $1,740). The environment scores that as a format error, but it is a
-hallucination. This script plays the first turn of each question only (the prompt `drill eval --policy llm` would
-send, greedy) and reads each reply deterministically:
+estimated cost of Boris Costa's trip to Atlanta is $1.000." (gold $1,740). The environment scores that as a
+format error, but it is a hallucination. This script plays the first turn of each question only (the prompt
+`drill eval --policy llm` would send, greedy) and reads each reply deterministically:
 
 * `call`: a call to one of the environment's tools; a `return_final_answer` call with a string answer is judged
   by the environment's own match judge instead.
