@@ -3,8 +3,10 @@ the thought quotes the line of the mail that states it, so ReAct SFT teaches the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import ModuleType
+
 import pytest
-from test_inbox_abstain_mix import load_benchmark  # type: ignore[import-not-found]
 
 from drill.envs.inbox.questions import is_abstention
 from drill.models.parsing import parse_action
@@ -22,8 +24,9 @@ Approved. Please send me a short trip report.
 Tool calls left: 8"""
 
 
-def test_quote_cuts_the_line_that_states_the_answer_or_most_of_its_words() -> None:
-    quote = load_benchmark().quote
+def test_quote_cuts_the_line_that_states_the_answer_or_most_of_its_words(
+        benchmark_script: Callable[[str], ModuleType]) -> None:
+    quote = benchmark_script("inbox_extractive_sft").quote
     assert quote(MAIL, ["BB1599"]) == "Flight: Bluebird Air BB1599"
     assert quote(MAIL, ["$2,040", "2,040"]) == "Estimate: USD 2,040"  # the first form the mail writes
     assert quote(MAIL, ["September 30, 2024", "Sep 30"], width=20) == \
@@ -32,8 +35,9 @@ def test_quote_cuts_the_line_that_states_the_answer_or_most_of_its_words() -> No
         quote(MAIL, ["Hotel Miradouro"])
 
 
-def test_the_quoting_teacher_calls_as_the_reader_and_quotes_the_mail_it_answers_from() -> None:
-    bench = load_benchmark()
+def test_the_quoting_teacher_calls_as_the_reader_and_quotes_the_mail_it_answers_from(
+        benchmark_script: Callable[[str], ModuleType]) -> None:
+    bench = benchmark_script("inbox_extractive_sft")
     quoted = bench.play_teacher("train", 120, 0, bench.QuotingReader())
     plain = bench.play_teacher("train", 120, 0)
     answers = verbatim = 0
