@@ -14,7 +14,7 @@ format error, but it is a hallucination. This script plays the first turn of eac
   environment, without its tags and JSON keys) is read as the model's answer:
   * `right`: it contains the gold answer or one of its aliases (normalized words, as the judge compares them;
     more generous than the judge, which also caps the words around it);
-  * `abstains`: it says "I don't know" or "not found" (the judge's own abstention phrases, anywhere in the reply);
+  * `abstains`: it says "I don't know", "not found" or the like (`ABSTAIN`), anywhere in the reply;
   * `wrong`: it asserts something the question does not: a number (not a bare year), or a capitalised word that
     is not the reply's first word, that neither the question nor the gold answer contains ("... is $1.000.");
     on an unanswerable question any such assertion is wrong;
@@ -85,8 +85,9 @@ def read_reply(question: InboxQuestion, action: object, tools: set[str]) -> tupl
         if tool != "return_final_answer":
             return "call", tool
         if isinstance(arguments, dict) and isinstance(arguments.get("answer"), str):
-            verdict = match_verdict(question, arguments["answer"]).verdict
-            return {"correct": "right", "abstained": "abstains"}.get(verdict, "wrong"), f"{tool}: {arguments['answer']}"
+            answer = arguments["answer"]
+            verdict = match_verdict(question, answer).verdict
+            return {"correct": "right", "abstained": "abstains"}.get(verdict, "wrong"), f"{tool}: {answer}"
     raw = MARKUP.sub(" ", raw)  # a call's tags and JSON keys claim nothing; its name and values are read
     joined = f' {" ".join(normalize_answer(raw))} '
     forms = [" ".join(normalize_answer(f)) for f in (question.answer, *question.aliases)] if question.answer else []
@@ -114,11 +115,9 @@ def main() -> None:
         env = inbox.load()
         questions = {t.id: t for t in env.tasks("test")}
         rows = json.loads(args.reread.read_text(encoding="utf-8"))
+        tools = {t.name for t in env.reset(next(iter(questions.values())), 0).tools}  # every question's tools
         for row in rows:
-            question = questions[row["task"]]
-            tools = {t.name for t in env.reset(question, 0).tools}
-            action = parse_action(row["reply"])
-            row["reading"], row["detail"] = read_reply(question, action, tools)
+            row["reading"], row["detail"] = read_reply(questions[row["task"]], parse_action(row["reply"]), tools)
         report(rows, args.reread.stem, args.reread)
         return
 

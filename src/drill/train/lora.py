@@ -50,6 +50,9 @@ def attach_lora(model: Any, config: GRPOConfig, init_adapter: Path | None = None
     return model
 
 
+AUTOCAST_MAX_SLOWDOWN = 1.5  # bf16 / fp32 matmul time above which --autocast is refused on the CPU
+
+
 def check_autocast(config: GRPOConfig) -> None:
     """Raise ValueError where `--autocast` cannot work as meant: with a bfloat16 model, or on a CPU whose bfloat16
     matmuls are slower than its float32 ones. `plan_run` calls it before any model loads."""
@@ -65,9 +68,6 @@ def check_autocast(config: GRPOConfig) -> None:
             raise ValueError(f"--autocast: on this CPU ({torch.backends.cpu.get_cpu_capability()}) a bfloat16 matmul "
                              f"takes {slowdown:.1f}x as long as a float32 one, so autocast would slow training down, "
                              "not speed it up; it pays only on CPUs with AMX or AVX512-BF16. Drop --autocast")
-
-
-AUTOCAST_MAX_SLOWDOWN = 1.5  # bf16 / fp32 matmul time above which --autocast is refused on the CPU
 
 
 @functools.cache
