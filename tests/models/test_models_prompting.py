@@ -135,6 +135,7 @@ def test_command_line_escapes() -> None:
     assert unescape("plain") == "plain"
 
 
+@pytest.mark.slow
 def test_embedded_model_continues_from_the_prefill_whose_tokens_are_prompt(
         embedded_model: TransformersChatModel) -> None:
     conversation = [{"role": "system", "content": "Answer with one tool call."},
