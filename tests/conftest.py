@@ -27,22 +27,33 @@ def _private_drill_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         os.environ["DRILL_CACHE"] = old
 
 
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+ROOT = Path(__file__).parents[1]
+
+
+def _script_loader(folder: Path) -> Callable[[str], ModuleType]:
+    """Import a script of `folder` by name, once per test run, so a test can call its functions."""
+    def load(name: str) -> ModuleType:
+        module_name = f"{folder.name}_{name}"  # a benchmark and an experiment may share a name
+        if module_name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(module_name, folder / f"{name}.py")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module  # dataclasses look their module up
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+        return sys.modules[module_name]
+
+    return load
 
 
 @pytest.fixture(scope="session")
 def benchmark_script() -> Callable[[str], ModuleType]:
-    """Import a script of benchmarks/ by name (`benchmark_script("serve_load")`), once per test run, so a test
-    can call its functions."""
-    def load(name: str) -> ModuleType:
-        if name not in sys.modules:
-            spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module  # dataclasses look their module up
-            spec.loader.exec_module(module)  # type: ignore[union-attr]
-        return sys.modules[name]
+    """Import a script of benchmarks/ (measurements) by name: `benchmark_script("serve_load")`."""
+    return _script_loader(ROOT / "benchmarks")
 
-    return load
+
+@pytest.fixture(scope="session")
+def experiment_script() -> Callable[[str], ModuleType]:
+    """Import a script of experiments/ (proofs and experiments) by name: `experiment_script("inbox_extractive_sft")`."""
+    return _script_loader(ROOT / "experiments")
 
 
 @pytest.fixture(scope="session")

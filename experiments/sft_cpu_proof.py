@@ -1,14 +1,14 @@
 """Proof that SFT on the oracle's training-split episodes beats the heuristic on the full triage test split, on CPU.
 
-A benchmark, not a test. It fine-tunes a LoRA adapter on the embedded SmolLM2-135M with `drill.train.sft`
+An experiment, not a test. It fine-tunes a LoRA adapter on the embedded SmolLM2-135M with `drill.train.sft`
 (the oracle plays the 248 training tickets; each answer, rendered exactly as the LLM policy prompts and
 replies, is one sample; loss on the reply's tokens only), then the trainer's closing evaluation plays the
 saved adapter (`lora:OUTPUT/adapter`), the untrained model, the heuristic and the oracle greedily on all 116
 held-out test tickets, reader mode with one article (`-E k=1`). This script prints every reward component,
 the task success rate, and a few of the trained adapter's episodes to read.
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/sft_cpu_proof.py
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/sft_cpu_proof.py --epochs 2 --output-dir runs/sft-proof-2
+    OMP_NUM_THREADS=2 .venv/bin/python experiments/sft_cpu_proof.py
+    OMP_NUM_THREADS=2 .venv/bin/python experiments/sft_cpu_proof.py --epochs 2 --output-dir runs/sft-proof-2
 
 The same run from the command line (the script prints it too):
 
@@ -84,9 +84,9 @@ def main() -> None:
     started = time.perf_counter()
     result = train(config, options)
     minutes = (time.perf_counter() - started) / 60
-    if args.eval_tasks == 0:  # no closing evaluation: evaluate the adapter with benchmarks/sft_subset_eval.py
+    if args.eval_tasks == 0:  # no closing evaluation: evaluate the adapter with experiments/sft_subset_eval.py
         print(f"SFT took {minutes:.1f} min; no held-out evaluation (--eval-tasks 0). Next:\n"
-              f"  .venv/bin/python benchmarks/sft_subset_eval.py {args.output_dir}/adapter --tasks 116")
+              f"  .venv/bin/python experiments/sft_subset_eval.py {args.output_dir}/adapter --tasks 116")
         return
     report(result.evaluation, args.output_dir / "heldout.json", minutes)
 

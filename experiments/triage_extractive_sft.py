@@ -1,6 +1,6 @@
 """Triage reader SFT on demonstrations a small model can follow: the shown article's own steps, the right decision.
 
-A benchmark, not a test. `benchmarks/sft_cpu_proof.py` fine-tunes SmolLM2-135M on the oracle's answers; those are
+An experiment, not a test. `experiments/sft_cpu_proof.py` fine-tunes SmolLM2-135M on the oracle's answers; those are
 paraphrases written for each ticket, which the prompt does not contain, and the adapter learned to write fluent
 fixes with invented commands (0.585 total against the heuristic's 0.659 on the 116 test tickets). This run
 changes only the demonstrations. Its teacher (`ExtractiveTeacher`) answers every training ticket the way a careful
@@ -14,10 +14,10 @@ reader of the prompt could:
 The teacher reads the ground truth only for the decisions (answerable or not, escalate or not); what the model
 has to learn is to tell them from the ticket and the article, and to copy. Its episodes on the training split
 are written to a results file and replayed by `drill train triage --stage sft:source=results:PATH` (training
-tickets only), then the adapter is evaluated on the test split with `benchmarks/sft_subset_eval.py`.
+tickets only), then the adapter is evaluated on the test split with `experiments/sft_subset_eval.py`.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/triage_extractive_sft.py --output-dir runs/triage-extractive
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sft_subset_eval.py runs/triage-extractive/stage-1-sft/adapter \\
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/triage_extractive_sft.py --output-dir runs/triage-extractive
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/sft_subset_eval.py runs/triage-extractive/stage-1-sft/adapter \\
         --tasks 116
 """
 
@@ -94,7 +94,7 @@ def main() -> None:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "drill.cli", *command[1:]], check=True)
     print(f"SFT took {(time.perf_counter() - started) / 60:.1f} min. Next:\n  .venv/bin/python "
-          f"benchmarks/sft_subset_eval.py {args.output_dir}/stage-1-sft/adapter --tasks 116")
+          f"experiments/sft_subset_eval.py {args.output_dir}/stage-1-sft/adapter --tasks 116")
 
 
 if __name__ == "__main__":

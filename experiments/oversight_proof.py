@@ -1,6 +1,6 @@
 """ChaosOps Oversight proof: SFT on the oracle's Oversight turns, held-out rogue catch on medium and hard, on CPU.
 
-A benchmark, not a test. The embedded SmolLM2-135M plays ChaosOps' Oversight role; the oracle plays SRE, Dev and
+An experiment, not a test. The embedded SmolLM2-135M plays ChaosOps' Oversight role; the oracle plays SRE, Dev and
 Manager, in training and in evaluation. Three commands (the script runs them and prints them):
 
     drill train chaosops --role oversight --scripted-policy oracle \\
@@ -17,7 +17,7 @@ the reply only: `flag_rogue` with the rogue agent on the first turn of a rogue s
 evaluation plays the test split. With the oracle team a rogue episode cannot be resolved until Oversight flags
 the rogue, so a policy that never flags plays the whole step budget (18 steps on medium, 24 on hard): that is
 why the untrained row gets one seed (on one CPU thread it takes about 20 minutes a tier). The same holds for an
-adapter that misses rogues: the one in docs/training.md did not finish its 3-seed evaluation in 85 minutes on one
+adapter that misses rogues: the one in experiments/LOG.md did not finish its 3-seed evaluation in 85 minutes on one
 thread. `--probe ADAPTER` reads only the first Oversight action per scenario, in minutes.
 
 `--balanced` trains on a different mix: the oracle plays the training split's rogue scenarios at --rogue-seeds
@@ -25,9 +25,9 @@ thread. `--probe ADAPTER` reads only the first Oversight action per scenario, in
 episodes are merged into one results file, the SFT source (`sft:source=results:PATH`). `--only` runs some of the
 commands (train, trained, untrained). `--continue-from RUN --earlier-stage SPEC` makes the new SFT stage a second
 stage after RUN's finished one (its folder is copied; `drill train --resume` skips it). This is the recipe that
-reached the bar: the balanced run, then more infrastructure views (docs/training.md, third try):
+reached the bar: the balanced run, then more infrastructure views (experiments/LOG.md, third try):
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/oversight_proof.py --continue-from runs/oversight-balanced \
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/oversight_proof.py --continue-from runs/oversight-balanced \
         --earlier-stage "sft:source=results:runs/oversight-balanced/teacher-train.json,epochs=2,learning_rate=0.001" \
         --balanced --rogue-seeds 3 --infra-seeds 5 --output-dir runs/oversight-infra --reports reports/infra \
         --only train trained --seeds 3
@@ -36,11 +36,11 @@ What the script prints per policy and tier: rogue catch (over rogue scenarios), 
 infrastructure scenarios), the share of Oversight turns that were a valid call, and then Oversight's first
 action on a few trained episodes to read.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/oversight_proof.py                 # all three commands
-    .venv/bin/python benchmarks/oversight_proof.py --report-only                     # read the reports again
-    .venv/bin/python benchmarks/oversight_proof.py --probe runs/oversight-sft/stage-1-sft/adapter \\
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/oversight_proof.py                 # all three commands
+    .venv/bin/python experiments/oversight_proof.py --report-only                     # read the reports again
+    .venv/bin/python experiments/oversight_proof.py --probe runs/oversight-sft/stage-1-sft/adapter \\
         --probe-split train --probe-seeds 0 1 --tiers easy medium hard              # first Oversight action only
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/oversight_proof.py --balanced --epochs 2 \\
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/oversight_proof.py --balanced --epochs 2 \\
         --output-dir runs/oversight-balanced --reports reports/balanced --only train trained --seeds 1
 """
 

@@ -1,12 +1,12 @@
 """Proof that Drill's GRPO improves a policy on CPU: the embedded SmolLM2-135M on triage reader mode.
 
-A benchmark, not a test. It trains a LoRA adapter with the settings below, then the trainer's closing
+An experiment, not a test. It trains a LoRA adapter with the settings below, then the trainer's closing
 evaluation plays the saved adapter (`lora:OUTPUT/adapter`) and the untrained model, prompted the same
 way, greedily on held-out test tickets, and this script prints the mean of every reward component
 before and after.
 
-    .venv/bin/python benchmarks/grpo_cpu_proof.py
-    .venv/bin/python benchmarks/grpo_cpu_proof.py --steps 40 --output-dir runs/proof
+    .venv/bin/python experiments/grpo_cpu_proof.py
+    .venv/bin/python experiments/grpo_cpu_proof.py --steps 40 --output-dir runs/proof
 
 The same run from the command line (the script prints it too):
 

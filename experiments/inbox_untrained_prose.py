@@ -1,8 +1,8 @@
 """What the untrained model says when asked an inbox question: its first reply, read as an answer.
 
-A benchmark, not a test. Under the prompt the inbox proofs train with (compact tool listing, Hermes prefill) the
+An experiment, not a test. Under the prompt the inbox proofs train with (compact tool listing, Hermes prefill) the
 untrained SmolLM2-135M never makes a valid call, so the environment counts it as never answering and never wrong
-(docs/training.md, inbox section), and a gain over it in wrong answers cannot be shown. Prompted plainly (the
+(experiments/LOG.md, inbox section), and a gain over it in wrong answers cannot be shown. Prompted plainly (the
 defaults of `drill eval`: JSON Schema tool listing, no prefill; 96 new tokens) it answers in prose instead: "The
 estimated cost of Boris Costa's trip to Atlanta is $1.000." (gold $1,740). The environment scores that as a
 format error, but it is a hallucination. This script plays the first turn of each question only (the prompt
@@ -20,16 +20,16 @@ format error, but it is a hallucination. This script plays the first turn of eac
     on an unanswerable question any such assertion is wrong;
   * `no claim`: none of these (a restatement of the question, an apology, a complaint about tools).
 
-The reading is mechanical, so read the replies too (docs/training.md has a hand check): it misses wrong answers
+The reading is mechanical, so read the replies too (experiments/LOG.md has a hand check): it misses wrong answers
 made only of the question's words ("The answer is: Detroit." for "Which hotel is Yusuf Yamamoto staying at in
 Detroit?" is no claim), and it takes a number the reply copies from the prompt's status line for a claim ("The
 tool calls left: 10"). `--training-prompt` reads the untrained model under the proofs' own prompt, where its
 replies are malformed calls; that reading is looser still (an argument "id": "1" counts as a claim). The
 questions are `drill eval inbox`'s seeded random 40 (`--limit 40 --shuffle-seed S`), the samples every inbox row
-in docs/training.md is read on. Every reply is written to --out with its reading.
+in experiments/LOG.md is read on. Every reply is written to --out with its reading.
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inbox_untrained_prose.py --shuffle-seed 0 1 2
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inbox_untrained_prose.py --shuffle-seed 0 --training-prompt
+    OMP_NUM_THREADS=2 .venv/bin/python experiments/inbox_untrained_prose.py --shuffle-seed 0 1 2
+    OMP_NUM_THREADS=2 .venv/bin/python experiments/inbox_untrained_prose.py --shuffle-seed 0 --training-prompt
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""benchmarks/inbox_untrained_prose.py's reading of the untrained model's first reply: a call to an environment tool
+"""experiments/inbox_untrained_prose.py's reading of the untrained model's first reply: a call to an environment tool
 is a call (an answer call judged by the environment's judge), and any other text is right when it holds the gold
 answer, wrong when it asserts a number or a name the question does not, and no claim otherwise."""
 
@@ -42,6 +42,6 @@ HOTEL = InboxQuestion(id="q2", inbox="dana@kestrel.example", question="Which hot
      "no claim"),  # no answer is not an abstention
 ])
 def test_a_first_reply_is_read_as_the_docstring_says(
-        benchmark_script: Callable[[str], ModuleType], question: InboxQuestion, reply: str, reading: str) -> None:
-    read_reply = benchmark_script("inbox_untrained_prose").read_reply
+        experiment_script: Callable[[str], ModuleType], question: InboxQuestion, reply: str, reading: str) -> None:
+    read_reply = experiment_script("inbox_untrained_prose").read_reply
     assert read_reply(question, parse_action(reply), TOOLS)[0] == reading

@@ -1,6 +1,6 @@
 """Inbox SFT on demonstrations a small model can follow: the heuristic's search, the gold answer copied from the mail.
 
-A benchmark, not a test. Two earlier tries (docs/training.md) fine-tuned SmolLM2-135M on the heuristic's own
+An experiment, not a test. Two earlier tries (experiments/LOG.md) fine-tuned SmolLM2-135M on the heuristic's own
 episodes. The adapter learned the procedure (search with the question's names, read a hit, answer citing it),
 but it never learned which span of the mail answers the question: the heuristic's regex spans are often wrong,
 and trained on its right answers only, the adapter answered 88% of test questions wrongly. This run changes only
@@ -21,16 +21,16 @@ adapter, the untrained model (same prompt options, prefill included), the heuris
 first --eval-tasks test questions (a seeded random --eval-tasks with --eval-shuffle-seed), greedy, and prints a
 few of the adapter's answers.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --output-dir runs/inbox-extractive
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --output-dir runs/inbox-extractive \\
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/inbox_extractive_sft.py --output-dir runs/inbox-extractive
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/inbox_extractive_sft.py --output-dir runs/inbox-extractive \\
         --only eval-untrained
-    .venv/bin/python benchmarks/inbox_extractive_sft.py --only teacher --max-tasks 0   # every training question
+    .venv/bin/python experiments/inbox_extractive_sft.py --only teacher --max-tasks 0   # every training question
 
 DAgger on top (`--dagger-from`): the adapter plays other training questions greedily, and is fine-tuned on what
 the reader would have called at each state it reached, e.g. a read of the next hit where it answered from a mail
 that does not state the answer:
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --dagger-from runs/inbox-shuffled-0 \\
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/inbox_extractive_sft.py --dagger-from runs/inbox-shuffled-0 \\
         --pick-seed 7 --lr 5e-4 --ray-workers 2 --output-dir runs/inbox-dagger-0 --only rollin train eval \\
         --eval-shuffle-seed 0
 
@@ -38,7 +38,7 @@ that does not state the answer:
 reader's call is preferred over the adapter's tokens wherever they differ, in the roll-in episodes that scored
 below --max-reward, with the chosen call's NLL added (--nll):
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/inbox_extractive_sft.py --dagger-from runs/inbox-dagger-0 \\
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/inbox_extractive_sft.py --dagger-from runs/inbox-dagger-0 \\
         --dagger-method dpo --pick-seed 8 --epochs 2 --lr 5e-4 --output-dir runs/inbox-dpo-0 --only rollin train \\
         eval --eval-shuffle-seed 0
 
@@ -48,30 +48,31 @@ trained on, the adapter is asked (greedily, prompted as in evaluation) what it w
 reader answers, and where it would answer wrongly the label becomes "I don't know"; the adapter is then
 fine-tuned on those episodes. No model roll-in, one generation per question:
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inbox_extractive_sft.py --max-tasks 240 --output-dir \
+    OMP_NUM_THREADS=2 .venv/bin/python experiments/inbox_extractive_sft.py --max-tasks 240 --output-dir \
         runs/inbox-r-0 --only teacher train --autocast --pack
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inbox_extractive_sft.py --abstain-from runs/inbox-r-0 \
+    OMP_NUM_THREADS=2 .venv/bin/python experiments/inbox_extractive_sft.py --abstain-from runs/inbox-r-0 \
         --max-tasks 120 --output-dir runs/inbox-r-1 --only teacher train --autocast --pack
 
 `--correct-per-abstain R` trains the second stage on every abstaining episode and R times as many correct ones,
-so a larger probe fits the same training time (docs/training.md, ninth try: with 160 questions and R=2, 7% wrong
+so a larger probe fits the same training time (experiments/LOG.md, ninth try: with 160 questions and R=2, 7% wrong
 answers but 44% right, against B's 13% and 66%).
 
-`--quote` (the eleventh try in docs/training.md) changes the reply format instead of the labels: ReAct prompting,
-and a teacher (`QuotingReader`) that writes a thought before each call, the kind of answer the question asks for
-and, before it answers, the line of the mail that states it. The model is taught to quote the line, then copy a
-span of its own quote, against the wrong-type spans (a flight number for a cost) that most wrong answers were.
+`--quote` (the eleventh try in experiments/LOG.md) changes the reply format instead of the labels: ReAct prompting,
+and a teacher (`drill.envs.inbox.teachers.QuotingReader`) that writes a thought before each call, the kind of
+answer the question asks for and, before it answers, the line of the mail that states it. The model is taught to
+quote the line, then copy a span of its own quote, against the wrong-type spans (a flight number for a cost) that
+most wrong answers were.
 Measured (37.4 min): 51% right, 40% wrong, reward 0.26 on the random 40 of seeds 0, 1 and 2, worse than the same
 360 questions without thoughts; it quotes the wrong line and copies from it:
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inbox_extractive_sft.py --quote --max-tasks 360 \
+    OMP_NUM_THREADS=2 .venv/bin/python experiments/inbox_extractive_sft.py --quote --max-tasks 360 \
         --output-dir runs/inbox-q-0 --only teacher train --autocast --pack
 
 `--autocast --pack` (with OMP_NUM_THREADS=2 on two free cores) trains with bf16 matmuls and an episode's turns
-as one sequence (docs/training.md, "CPU speed notes"): the teacher SFT of pick seed 0 took 6.6 min instead of
+as one sequence (docs/training.md, "On the CPU"): the teacher SFT of pick seed 0 took 6.6 min instead of
 38.8 min on a Xeon with AMX, 11.7 min on an AMD EPYC without it; one DAgger round on top, 74 min in all there.
 
-Measured (docs/training.md, random 40 test questions, seeds 0 and 1): DAgger rounds (pick seeds 7, 8, 9) reach
+Measured (experiments/LOG.md, random 40 test questions, seeds 0 and 1): DAgger rounds (pick seeds 7, 8, 9) reach
 72% / 75% correct and 22% / 18% wrong after round 2, 65% / 62% correct and 5% / 10% wrong after round 3, against
 the heuristic's 52% / 68% correct and 8% / 12% wrong. Both DPO tries on the round-2 roll-in scored below the
 round-1 adapter they started from. The 240 + 120 `--abstain-from` chain above (43.7 min on two cores of an AMD
@@ -101,8 +102,8 @@ from drill.core.types import Action, Episode
 from drill.envs import inbox
 from drill.envs.inbox.questions import IDK, AnswerJudge, is_abstention
 from drill.envs.inbox.rubric import outcome
+from drill.envs.inbox.teachers import QuotingReader
 from drill.evaluate.commands import pick_tasks
-from drill.models.policy import render_react
 
 PREFILL = '<tool_call>\\n{"name": "'
 PROMPT_FLAGS = {"tool_listing": "compact", "max_new_tokens": 96, "prefill": PREFILL}  # every command's prompt options
@@ -114,74 +115,6 @@ def cli_flags(flags: dict) -> list[str]:
     """Prompt options as drill command-line flags (a true boolean is a bare switch)."""
     options = [("--" + name.replace("_", "-"), value) for name, value in flags.items()]
     return [arg for flag, value in options for arg in ((flag,) if value is True else (flag, str(value)))]
-
-
-KINDS = {"date": "a date", "place": "a place", "amount": "an amount", "name": "a name", "code": "a code"}
-
-
-def quote(mail: str, forms: Sequence[str], width: int = 40) -> str:
-    """The line of `mail`'s body that states the answer, cut at words about `width` characters either side of it:
-    the first line that holds one of `forms` (the answer as written, then its aliases), else the first of the lines
-    that hold most of their words ("Monday the 30th" for September 30). What the teacher's thought quotes."""
-    body = [line.lstrip("> ").strip() for line in mail.split("\n\n", 1)[-1].splitlines()
-            if not line.startswith("Tool calls left")]
-    for form in forms:
-        for text in body:
-            at = text.lower().find(form.lower())
-            if at >= 0:
-                return _around(text, at, at + len(form), width)
-    words = {w for form in forms for w in re.findall(r"[a-z0-9]+", form.lower())}
-
-    def stated(text: str) -> list[re.Match]:  # the answer's words in the line ("7" in "7th" counts)
-        return [m for m in re.finditer(r"[a-z0-9]+", text.lower())
-                if any(m.group().startswith(w) and m.group()[len(w):] in ("", "st", "nd", "rd", "th") for w in words)]
-    hits, best = max(((stated(text), text) for text in body), key=lambda pair: len({m.group() for m in pair[0]}))
-    if not hits:
-        raise ValueError(f"no line of the mail the teacher answers from states any of {list(forms)}")
-    longest = max(hits, key=lambda m: len(m.group()))
-    return _around(best, longest.start(), longest.end(), width)
-
-
-def _around(text: str, start: int, end: int, width: int) -> str:
-    """text[start:end] with about `width` characters either side, cut at spaces, "..." where it was cut."""
-    left = text.rfind(" ", 0, max(0, start - width)) + 1 if start > width else 0
-    right = text.find(" ", end + width) if len(text) > end + width else -1
-    return ("..." if left else "") + text[left:right if right >= 0 else len(text)] + ("..." if right >= 0 else "")
-
-
-class QuotingReader:
-    """The reader (`ReaderPolicy`) with a ReAct thought before each call (`--quote`): the kind of answer the
-    question asks for, and before an answer the line of the mail that states it, so the model quotes first and
-    then copies a span of its own quote. The thought is in `Action.raw`, which ReAct SFT trains on."""
-
-    info = PolicyInfo(name="reader-quoting")
-
-    def __init__(self) -> None:
-        self.reader = inbox.baselines["reader"]()
-
-    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
-        return [self.with_thought(item, action) for item, action in zip(inputs, self.reader.act(inputs), strict=True)]
-
-    @staticmethod
-    def with_thought(item: PolicyInput, action: Action) -> Action:
-        kind = KINDS.get(item.task.kind, "the answer")
-        reads = sum(t.action.tool == "read_email" for t in item.own_turns())
-        if action.tool == "search_emails":
-            thought = f"The question asks for {kind}. I will search the inbox."
-        elif action.tool == "read_email":
-            thought = (f"The question asks for {kind}. I will read the first result." if not reads else
-                       f"That mail does not state {kind} for this question. I will read the next result.")
-        elif is_abstention(str(action.arguments["answer"])):
-            thought = f"No mail I read states {kind} for this question."
-        else:
-            source = f"Message-ID: {action.arguments['sources'][0]}"
-            seen = [item.observation.content, *(t.observation.content for t in reversed(item.own_turns()))]
-            mail = next((text for text in seen if source in text), None)
-            if mail is None:
-                raise ValueError(f"task {item.task.id}: the reader cites {source}, which it has not read")
-            forms = (action.arguments["answer"], *item.task.aliases)
-            thought = f"The question asks for {kind}. The mail says: \"{quote(mail, forms)}\""
-        return action.model_copy(update={"raw": render_react(thought, action.tool, action.arguments)})
 
 
 def play_teacher(split: str, limit: int, shuffle_seed: int | None = None, teacher: Policy | None = None

@@ -1,11 +1,11 @@
 """Evaluate a saved SFT adapter next to the heuristic and the oracle on a seeded subset of the triage test split.
 
-A benchmark, not a test: for when the full closing evaluation of `benchmarks/sft_cpu_proof.py` (four rows x 116
+An experiment, not a test: for when the full closing evaluation of `experiments/sft_cpu_proof.py` (four rows x 116
 tickets) does not fit the time at hand. It prompts the adapter exactly as that run's closing evaluation does
 (`heldout.heldout_tasks` picks the same seeded subset for a given count), greedily, and prints every component
 and the task success of `sft_cpu_proof.task_success`.
 
-    .venv/bin/python benchmarks/sft_subset_eval.py runs/sft-cpu-proof/adapter --tasks 24
+    .venv/bin/python experiments/sft_subset_eval.py runs/sft-cpu-proof/adapter --tasks 24
 """
 
 from __future__ import annotations

@@ -1,14 +1,18 @@
-"""benchmarks/inbox_extractive_sft.py --quote: the reader's calls, each after a ReAct thought; before an answer
-the thought quotes the line of the mail that states it, so ReAct SFT teaches the model to quote, then copy."""
+"""The quoting teacher (`drill.envs.inbox.teachers`, `experiments/inbox_extractive_sft.py --quote`): the reader's
+calls, each after a ReAct thought; before an answer the thought quotes the line of the mail that states it, so ReAct
+SFT teaches the model to quote, then copy."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from types import ModuleType
-
 import pytest
 
+from drill.core.policy import Policy
+from drill.core.rollout import run_episodes
+from drill.core.types import Episode
+from drill.envs import inbox
 from drill.envs.inbox.questions import is_abstention
+from drill.envs.inbox.teachers import KINDS, QuotingReader, quote
+from drill.evaluate.commands import pick_tasks
 from drill.models.parsing import parse_action
 
 MAIL = """Message-ID: 00322.52e0782122aa@mail.kestrel.example
@@ -24,9 +28,14 @@ Approved. Please send me a short trip report.
 Tool calls left: 8"""
 
 
-def test_quote_cuts_the_line_that_states_the_answer_or_most_of_its_words(
-        benchmark_script: Callable[[str], ModuleType]) -> None:
-    quote = benchmark_script("inbox_extractive_sft").quote
+def play(teacher: Policy) -> list[Episode]:
+    """The teacher on a seeded random 120 training questions (`drill eval --split train --limit 120
+    --shuffle-seed 0`)."""
+    tasks = pick_tasks(inbox.load().tasks("train"), 120, 0)
+    return run_episodes(inbox.load, [(t, 0) for t in tasks], teacher, inbox.rubric(), 10)
+
+
+def test_quote_cuts_the_line_that_states_the_answer_or_most_of_its_words() -> None:
     assert quote(MAIL, ["BB1599"]) == "Flight: Bluebird Air BB1599"
     assert quote(MAIL, ["$2,040", "2,040"]) == "Estimate: USD 2,040"  # the first form the mail writes
     assert quote(MAIL, ["September 30, 2024", "Sep 30"], width=20) == \
@@ -35,11 +44,10 @@ def test_quote_cuts_the_line_that_states_the_answer_or_most_of_its_words(
         quote(MAIL, ["Hotel Miradouro"])
 
 
-def test_the_quoting_teacher_calls_as_the_reader_and_quotes_the_mail_it_answers_from(
-        benchmark_script: Callable[[str], ModuleType]) -> None:
-    bench = benchmark_script("inbox_extractive_sft")
-    quoted = bench.play_teacher("train", 120, 0, bench.QuotingReader())
-    plain = bench.play_teacher("train", 120, 0)
+def test_the_quoting_teacher_calls_as_the_reader_and_quotes_the_mail_it_answers_from() -> None:
+    quoted = play(QuotingReader())
+    plain = play(inbox.baselines["reader"]())
+    tasks = {t.id: t for t in inbox.load().tasks("train")}
     answers = verbatim = 0
     for episode, reader in zip(quoted, plain, strict=True):
         assert [(t.action.tool, t.action.arguments) for t in episode.turns] == \
@@ -53,7 +61,7 @@ def test_the_quoting_teacher_calls_as_the_reader_and_quotes_the_mail_it_answers_
         if last.tool != "return_final_answer" or is_abstention(last.arguments["answer"]):
             continue
         answers += 1
-        task_kind = bench.KINDS[next(t for t in bench.inbox.load().tasks("train") if t.id == episode.task_id).kind]
+        task_kind = KINDS[tasks[episode.task_id].kind]
         thought = last.raw.split("\n", 1)[0]
         assert thought.startswith(f"Thought: The question asks for {task_kind}. The mail says: \"")
         said = thought.split('says: "', 1)[1].removesuffix('"').strip(".")
