@@ -7,7 +7,7 @@ sample per turn or `--pack` (an episode's turns as one sequence).
 
 The samples are the ones `drill train inbox --stage sft:source=reader` trains on: the inbox reader (the
 extractive teacher) plays `--tasks` training questions, each turn teacher-forced into the prompt and the
-completion the embedded SmolLM2-135M would see and write, with the prompt options of docs/training.md's
+completion the embedded SmolLM2-135M would see and write, with the prompt options of experiments/LOG.md's
 inbox proof (compact tool listing, prefill, 96 new tokens, micro-batches of 4,096 padded tokens). Then
 `--steps` optimizer steps of 8 turns each (`drill.train.sft.step_plan`, the trainer's batching) run through
 `drill.train.sft.nll_update`, the SFT trainer's own update, after one untimed warm-up step. It prints each
