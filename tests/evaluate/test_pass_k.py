@@ -54,3 +54,18 @@ def test_drill_eval_reports_pass_k_in_the_table_results_and_chart(tmp_path: Path
     assert by_policy[("oracle", "hard")]["pass^3"] == 1.0
     assert by_policy[("random", "hard")]["pass^1"] < 1.0
     assert (out / "pass_k.png").stat().st_size > 0
+
+
+def test_a_run_with_other_settings_gets_its_own_report_folder() -> None:
+    from drill.evaluate.commands import report_folder
+
+    triage = registry.get("triage")
+    plain = triage.parse_options({})
+    assert report_folder(triage, plain, {}) == "triage-reader"
+    agent = triage.parse_options({"mode": "agent"})
+    assert report_folder(triage, agent, {"mode": "agent"}) == "triage-agent"
+    assert report_folder(triage, plain, {"k": 1, "parsimony": 0.3}) == "triage-reader.k=1.parsimony=0.3"
+    chaos = registry.get("chaosops")
+    assert report_folder(chaos, chaos.parse_options({}), {"failure": ["a/b", "c"]}) == "chaosops.failure=a-b+c"
+    long = report_folder(chaos, chaos.parse_options({}), {"failure": ["x" * 60, "y" * 60]})
+    assert len(long) < 120 and long != report_folder(chaos, chaos.parse_options({}), {"failure": ["x" * 60, "z" * 60]})
