@@ -52,6 +52,7 @@ def audit_command(spec: EnvSpec) -> Callable[..., None]:
         if values["seeds"] < 1 or values["budget"] <= 0:
             usage_error("--seeds must be at least 1 and --budget positive")
         try:
+            spec.make(options)  # a bad option or file (inbox --db) is one line here, not a traceback mid-audit
             rubric = spec.rubric_for(options, rubric_values)
         except (ValueError, OSError) as exc:
             usage_error(" ".join(str(exc).split()))

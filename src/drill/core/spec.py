@@ -104,7 +104,7 @@ class Chart:
     """A PNG the evaluation writes: mean `value` per task group and policy, or each rubric component per policy."""
 
     filename: str
-    kind: Literal["by_group", "components"]
+    kind: Literal["by_group", "components", "pass_k"]
     title: str
     ylabel: str
 
@@ -155,6 +155,10 @@ class EnvSpec(Generic[TaskT]):
     text_option: str | None = None
     """A bool option that, set False, skips rendering observation text (scripted policies read a structured view).
     `drill eval` turns it off when every policy is scripted and `--keep-text` is not given."""
+    success: Callable[[Episode, TaskT], bool] | None = None
+    """Whether one episode succeeded, as this environment defines success (a resolved incident, a correct
+    answer, ...): `drill eval --seeds k` reports pass^1..pass^k from it (every one of j trials of a task
+    succeeds), beside the mean reward. None: no pass^k columns."""
     audit_strategies: Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
     """Extra exploit strategies (`drill.audit.strategies.Strategy`) for `drill audit NAME`, given the options; the
     generic ones, built from the tool schemas and the baselines, always run."""

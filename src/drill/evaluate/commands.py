@@ -10,8 +10,10 @@ the same as its `-E` form; when both are given, the flag wins.
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import random
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
@@ -152,6 +154,23 @@ def pick_tasks(tasks: Sequence[Task], limit: int | None, shuffle_seed: int | Non
     return picked[:limit]
 
 
+def report_folder(spec: EnvSpec, options: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """The default report folder under reports/: the env's own name for these options (`spec.report_dir`), then
+    every other setting that differs from the defaults (`-E`, `--weight`, filters, split, limit, seeds), so a
+    run with other settings never overwrites the plain run's report: `triage-reader.k=1.parsimony=0.3`."""
+    if spec.report_dir is None:
+        base, named = spec.name, dict(settings)
+    else:  # an option the env's own name already shows (triage-agent: mode) is not repeated
+        base = spec.report_dir(options)
+        named = {k: v for k, v in settings.items()
+                 if k not in options or spec.report_dir({**options, k: spec.option(k).default}) == base}
+    parts = [f"{k}={'+'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in named.items()]
+    suffix = re.sub(r"[^A-Za-z0-9=+,._-]+", "-", ".".join(parts))
+    if len(suffix) > 100:  # a long list of filters: keep the folder name readable and still distinct
+        suffix = suffix[:80] + "." + hashlib.sha256(suffix.encode()).hexdigest()[:12]
+    return f"{base}.{suffix}" if suffix else base
+
+
 def eval_command(spec: EnvSpec) -> Callable[..., None]:
     """The `drill eval NAME` command for `spec`."""
     choices = describe_choices(spec.baselines(spec.parse_options({})))
@@ -198,7 +217,10 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
         seeds = values["seeds"]
         title = (f"{spec.name} · {values['split']} split · {len(tasks)} tasks x {seeds} seed{'s' if seeds > 1 else ''}"
                  + (f" · {settings}" if settings else ""))
-        report_dir = spec.report_dir(options) if spec.report_dir else spec.name
+        report_dir = report_folder(spec, options, {**shown, **params, **chosen, **shuffled,
+                                                   **({"split": values["split"]} if values["split"] != "test" else {}),
+                                                   **({"limit": values["limit"]} if values["limit"] else {}),
+                                                   **({"seeds": seeds} if seeds != spec.seeds else {})})
         meta = {"split": values["split"], "filters": chosen, "shuffle_seed": values["shuffle_seed"],
                 "rubric_values": rubric_values, **({"methods": methods.rows} if methods else {})}
         evaluate(spec_, options, policies, tasks, seeds, rubric, values["out"] or Path("reports") / report_dir, title,
@@ -227,7 +249,7 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
                                                           f"environment (`drill serve {spec.name}`), e.g. "
                                                           "http://127.0.0.1:8000; same options on both sides.")),
         _parameter("ray_workers", int, typer.Option(0, "--ray-workers", help="Play the episodes on this many Ray "
-                                                    "rollout workers (pip install 'drill[ray]'); 0: in this process.")),
+                                                    "rollout workers (pip install 'drill\\[ray]'); 0: in this process.")),
         _parameter("ray_address", Optional[str], typer.Option(None, "--ray-address", help="A Ray cluster to run the "
                                                               "workers on (e.g. ray://head:10001); default a local "
                                                               "Ray started for this run.")),

@@ -9,6 +9,7 @@ spec's charts. `drill eval ENV` and the trainer's held-out evaluation both call 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import statistics
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +24,7 @@ from drill.core.env import Env
 from drill.core.policy import Policy
 from drill.core.rollout import fewer_collections, run_episodes
 from drill.core.rubric import Rubric
-from drill.core.spec import EnvSpec
+from drill.core.spec import Chart, EnvSpec, percent
 from drill.core.types import Episode, PolicyInfo, Task
 from drill.evaluate.report import chart_process, grouped_bar_chart, progress_bar, summary_table, write_results
 from drill.policies import policy_label
@@ -55,6 +56,27 @@ def play(make_env: Callable[[], Env], policies: Mapping[str, Mapping[str, Policy
     return played
 
 
+def pass_k(spec: EnvSpec, episodes: Sequence[Episode], tasks: Mapping[str, Task]) -> dict[str, float]:
+    """pass^1..pass^k (τ-bench): for each task played k times with c successes, the chance that j trials drawn
+    from its k all succeed, C(c, j) / C(k, j), averaged over the tasks. pass^1 is the success rate; a policy that
+    succeeds on a task only sometimes falls as j grows. Empty when the spec defines no success."""
+    if spec.success is None or not episodes:
+        return {}
+    trials: dict[str, list[bool]] = {}
+    for episode in episodes:
+        trials.setdefault(episode.task_id, []).append(bool(spec.success(episode, tasks[episode.task_id])))
+    k = min(len(outcomes) for outcomes in trials.values())
+    return {f"pass^{j}": statistics.fmean(math.comb(sum(o), j) / math.comb(len(o), j) for o in trials.values())
+            for j in range(1, k + 1)}
+
+
+def pass_k_chart(spec: EnvSpec) -> tuple[Chart, ...]:
+    """The pass^k chart every environment with a success definition gets, beside its own charts."""
+    if spec.success is None:
+        return ()
+    return (Chart("pass_k.png", "pass_k", f"{spec.name}: pass^k (all k trials of a task succeed)", "pass^k"),)
+
+
 def summary_rows(spec: EnvSpec, played: Mapping[str, Sequence[Episode]], tasks: Mapping[str, Task]) -> list[dict]:
     """The table rows: per policy (and per group with `spec.rows_by_group`), the env's columns."""
     rows = []
@@ -72,6 +94,7 @@ def summary_rows(spec: EnvSpec, played: Mapping[str, Sequence[Episode]], tasks: 
             row: dict[str, Any] = {"policy": name, **keys, "model": model_label(chunk[0].policies),
                                    "episodes": len(chunk)}
             row.update(spec.summarize(chunk, tasks))
+            row.update(pass_k(spec, chunk, tasks))
             rows.append(row)
     return rows
 
@@ -81,6 +104,10 @@ def _chart_rows(spec: EnvSpec, played: Mapping[str, Sequence[Episode]], tasks: M
     rows: list[dict[str, Any]] = []
     for name, episodes in played.items():
         scores = [e.score for e in episodes if e.score is not None]
+        if kind == "pass_k":
+            rows += [{"x": name_j, "policy": name, "value": value}
+                     for name_j, value in pass_k(spec, episodes, tasks).items()]
+            continue
         if kind == "components":
             rows.append({"x": "total", "policy": name, "value": statistics.fmean(s.total for s in scores)})
             rows += [{"x": c, "policy": name, "value": statistics.fmean(s.components[c] for s in scores)}
@@ -119,7 +146,8 @@ def evaluate(spec: EnvSpec, options: Mapping[str, Any], policies: Mapping[str, M
         options = {**options, spec.text_option: False}
     # a scripted matrix played here takes about as long as importing matplotlib: import it in a second process
     # meanwhile (not beside a Ray or memory player, whose threads and connections a fork should not copy)
-    with chart_process(out is not None and bool(spec.charts) and scripted and player is play) as charts:
+    charts_drawn = (*spec.charts, *pass_k_chart(spec))
+    with chart_process(out is not None and bool(charts_drawn) and scripted and player is play) as charts:
         make_env = spec.make(options)
         jobs = [(task, seed) for task in tasks for seed in range(seeds)]
         with progress_bar(disable=quiet) as progress:
@@ -129,18 +157,20 @@ def evaluate(spec: EnvSpec, options: Mapping[str, Any], policies: Mapping[str, M
                             on_episode_done=lambda _: progress.advance(bar))
         by_id = {t.id: t for t in tasks}
         rows = summary_rows(spec, played, by_id)
+        passes = [f"pass^{j}" for j in range(1, seeds + 1)] if spec.success is not None else []
         columns = ["policy", *([spec.group_name] if spec.rows_by_group else []), "model", "episodes",
-                   *(c.name for c in spec.columns)]
+                   *(c.name for c in spec.columns), *passes]
         columns = [c for c in columns
                    if any(row.get(c) not in (None, "—") for row in rows) or c in ("policy", "episodes")]
-        formats = {"episodes": str, **{c.name: c.format for c in spec.columns if c.format is not None}}
+        formats = {"episodes": str, **{c.name: c.format for c in spec.columns if c.format is not None},
+                   **{name: percent for name in passes}}
         table = summary_table(title, rows, columns, formats)
         if not quiet:
             (console if console.is_terminal else Console(width=170)).print(table)  # pipes and logs get the whole table
         files: list[Path] = []
         if out is not None:
             drawn = []
-            for chart in spec.charts:  # drawn (in the chart process, if there is one) while results.json is written
+            for chart in charts_drawn:  # drawn (in the chart process, if there is one) while results.json is written
                 arguments = (out / chart.filename, _chart_rows(spec, played, by_id, chart.kind))
                 settings = {"group": "x", "series": "policy", "value": "value", "title": chart.title,
                             "ylabel": chart.ylabel}
@@ -157,7 +187,7 @@ def evaluate(spec: EnvSpec, options: Mapping[str, Any], policies: Mapping[str, M
             write_results(out / "results.json", full_meta, rows, [e for eps in played.values() for e in eps])
             for future in drawn:
                 future.result()  # a chart that failed raises here, with the drawing process's traceback
-            files = [out / "results.json", *(out / chart.filename for chart in spec.charts)]
+            files = [out / "results.json", *(out / chart.filename for chart in charts_drawn)]
             if not quiet:
                 console.print(f"wrote {' and '.join(str(f) for f in files)}", highlight=False)
     return Report(rows=rows, episodes=played, files=files)

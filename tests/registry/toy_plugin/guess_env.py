@@ -140,6 +140,7 @@ SPEC: EnvSpec[GuessTask] = EnvSpec(
     rubric=lambda options, params: rubric(params["penalty"]),
     baselines=lambda options: {"random": Random, "heuristic": Bisect, "oracle": Oracle},
     summarize=summarize,
+    success=lambda episode, task: episode.count("solved") > 0,
     columns=(Column("reward"), Column("solved", percent), Column("guesses", "{:.1f}".format)),
     describe=lambda task: f"{task.id}: the secret is {task.secret}",
     options=(EnvOption("max_turns", int, 6, "Guesses allowed.", flag="--max-turns"),),

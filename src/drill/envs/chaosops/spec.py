@@ -33,6 +33,12 @@ def summarize(episodes: Sequence[Episode], tasks: Mapping[str, ChaosOpsTask]) ->
     }
 
 
+def success(episode: Episode, task: ChaosOpsTask) -> bool:
+    """The incident is resolved, the rogue fleet agent (if any) flagged, and no innocent agent flagged."""
+    caught = episode.count("rogue_caught") > 0 if task.rogue_agent is not None else True
+    return episode.count("resolved") > 0 and caught and episode.count("rogue_false_positive") == 0
+
+
 def describe(task: ChaosOpsTask) -> str:
     return (f"{task.id}: root cause {task.root_cause}; rogue {task.rogue_agent or 'none'}; "
             f"fix {' -> '.join(task.fix_sequence)}; budget {task.step_budget} steps")
@@ -48,6 +54,7 @@ SPEC: EnvSpec[ChaosOpsTask] = EnvSpec(
     rubric=lambda options, params: rubric(params["rogue_multiplier"]),
     baselines=lambda options: baselines,
     summarize=summarize,
+    success=success,
     columns=(Column("mean_reward", "{:+.1f}".format), Column("resolved", percent), Column("rogue_caught", percent),
              Column("false_positive_flags", percent), Column("mttr", "{:.1f}".format),
              Column("wrong_fixes", "{:.2f}".format)),

@@ -33,6 +33,11 @@ def summarize(episodes: Sequence[Episode], tasks: Mapping[str, CodeRepairTask]) 
     }
 
 
+def success(episode: Episode, task: CodeRepairTask) -> bool:
+    """The submitted code passes every hidden test."""
+    return all_hidden(episode, task) == 1.0
+
+
 def describe(task: CodeRepairTask) -> str:
     return (f"{task.id} ({task.problem_id}, {task.tier}): planted {', '.join(task.kinds)}; breaks "
             f"{task.visible_failed} visible and {task.hidden_failed} hidden tests")
@@ -47,6 +52,7 @@ SPEC: EnvSpec[CodeRepairTask] = EnvSpec(
                                "heuristic": functools.partial(HeuristicPolicy, options.get("max_turns", 30)),
                                "oracle": OraclePolicy},
     summarize=summarize,
+    success=success,
     columns=(Column("total"), Column("hidden_passed", percent), Column("solved", percent),
              Column("submitted", percent), Column("turns", "{:.1f}".format), Column("test_runs", "{:.1f}".format)),
     describe=describe,

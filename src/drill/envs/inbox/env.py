@@ -32,7 +32,7 @@ from drill.core.tools import Tool
 from drill.core.types import Event, Observation, StepResult
 from drill.envs.inbox.query import utc_cutoff
 from drill.envs.inbox.questions import IDK, InboxQuestion, load_questions
-from drill.envs.inbox.store import MailStore, SearchHit, StoredMessage, normalize_message_id
+from drill.envs.inbox.store import MailStore, SearchHit, StoredMessage, StoreError, normalize_message_id
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES, synthetic_inbox
 
 __all__ = ["InboxEnv", "TOOLS"]
@@ -117,7 +117,10 @@ class InboxEnv(Env[InboxQuestion]):
                 raise ValueError(f"the mail store {db} needs a question file: pass questions as well "
                                  "(write one with `drill inbox generate-questions`)")
             db_path, questions_path = Path(db), Path(questions)
-        self.store = _store(str(db_path.resolve()))
+        try:
+            self.store = _store(str(db_path.resolve()))
+        except StoreError as exc:  # a bad --db is the user's option: the commands print it as one line
+            raise ValueError(str(exc)) from exc
         self._all = _questions(str(questions_path.resolve()), questions_path.stat().st_mtime_ns)
         known = set(self.store.inboxes())
         strangers = sorted({q.inbox for q in self._all} - known)

@@ -43,6 +43,11 @@ def summarize(episodes: Sequence[Episode], tasks: Mapping[str, InboxQuestion]) -
     return row
 
 
+def success(episode: Episode, task: InboxQuestion) -> bool:
+    """The judge's verdict is correct ("I don't know" counts where the inbox holds no answer)."""
+    return episode.score is not None and outcome(episode.score.components) == "correct"
+
+
 def kind(task: InboxQuestion) -> str:
     return "no answer" if task.answer is None else task.kind
 
@@ -65,6 +70,7 @@ SPEC: EnvSpec[InboxQuestion] = EnvSpec(
     rubric=make_rubric,
     baselines=lambda options: baselines,
     summarize=summarize,
+    success=success,
     columns=(Column("reward"), *(Column(name, percent) for name in OUTCOMES), Column("sources"),
              Column("turns", "{:.1f}".format), Column("format_errors")),
     describe=describe,

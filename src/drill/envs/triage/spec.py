@@ -12,7 +12,7 @@ from drill.core.types import Episode
 from drill.envs.triage.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
 from drill.envs.triage.corpus import TriageTask
 from drill.envs.triage.env import MODES, TriageEnv
-from drill.envs.triage.rubric import DEFAULT_WEIGHTS, rubric, submission
+from drill.envs.triage.rubric import DEFAULT_WEIGHTS, is_correct, rubric, submission
 
 COMPONENT_NAMES = tuple(DEFAULT_WEIGHTS)
 
@@ -34,6 +34,15 @@ def summarize(episodes: Sequence[Episode], tasks: Mapping[str, TriageTask]) -> d
     return row
 
 
+def success(episode: Episode, task: TriageTask) -> bool:
+    """A submission with the right escalation decision that answers an answerable ticket correctly
+    (`is_correct`) or, for a ticket the knowledge base cannot answer, cites nothing."""
+    sub = submission(episode)
+    if sub is None or sub.escalate != task.should_escalate:
+        return False
+    return is_correct(sub, task) if task.answerable else not sub.citations
+
+
 def describe(task: TriageTask) -> str:
     return (f"{task.id}: gold escalate={task.should_escalate}, answerable={task.answerable}, "
             f"gold articles={', '.join(task.gold_article_ids) or 'none'}")
@@ -48,6 +57,7 @@ SPEC: EnvSpec[TriageTask] = EnvSpec(
                                "heuristic": functools.partial(HeuristicPolicy, options.get("data_dir")),
                                "oracle": OraclePolicy},
     summarize=summarize,
+    success=success,
     columns=(Column("total"), *(Column(name) for name in COMPONENT_NAMES), Column("escalation_acc", percent),
              Column("submitted", percent), Column("turns", "{:.1f}".format)),
     describe=describe,
