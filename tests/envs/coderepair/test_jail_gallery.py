@@ -133,9 +133,10 @@ def test_the_gallery_covers_every_class_of_attack() -> None:
 # -- the jail itself, without the audit hook -------------------------------------------------------------------
 
 def _filter_source() -> str:
+    """The child's own filter installation, taken from its source."""
     tree = ast.parse(sandbox.CHILD_SOURCE)
-    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_install_filter")
-    return "import sys\n" + ast.get_source_segment(sandbox.CHILD_SOURCE, node) + "\n"
+    nodes = [n for n in tree.body if getattr(n, "name", "") in ("_install_filter", "_Library")]
+    return "import sys\n" + "\n".join(ast.get_source_segment(sandbox.CHILD_SOURCE, n) or "" for n in nodes) + "\n"
 
 
 def jailed(code: str, with_filter: bool = True, args: list[str] | None = None) -> subprocess.CompletedProcess[str]:

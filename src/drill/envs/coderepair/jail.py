@@ -65,6 +65,8 @@ _PROBE = r"""
 import ctypes, json, os, sys
 folder = next(p for p in sys.path if p.endswith("lib-dynload"))
 for name in sorted(os.listdir(folder)):
+    if name.startswith("_tkinter"):
+        continue
     try:
         __import__(name.split(".")[0])
     except BaseException:
@@ -77,8 +79,9 @@ maps = sorted({line.split(None, 5)[5].strip() for line in open("/proc/self/maps"
 print(json.dumps({"path": [p for p in sys.path if os.path.isdir(p)], "files": [m for m in maps if m.startswith("/")]}))
 """
 """Run once, outside the jail, by the interpreter the jail will run: the standard library's folders, and every
-shared library that the interpreter, its extension modules (all of lib-dynload, ctypes included) and glibc's
-thread exit (libgcc_s) load."""
+shared library that the interpreter, its extension modules (all of lib-dynload but _tkinter, whose X11 and Tk
+libraries would double the mounts for a GUI no solution has; ctypes included) and glibc's thread exit (libgcc_s)
+load."""
 
 
 class JailUnavailable(OSError):
@@ -267,7 +270,9 @@ def _arguments(interpreter: str, stdlib: list[str], files: list[str], stage: _St
 
 def _library_links(libraries: set[str]) -> list[tuple[str, str]]:
     """The symbolic links through which the loader finds the libraries (libffi.so.8 -> libffi.so.8.1.2, and
-    /lib64/ld-linux-x86-64.so.2 -> ../lib/...), in the folders that hold them and the standard library folders."""
+    /lib64/ld-linux-x86-64.so.2 -> ../lib/...), in the folders that hold them and the standard library folders.
+    Only versioned names (`.so.` in the name): the bare `libffi.so` is for the linker, and every mount costs time
+    at each start."""
     folders = {os.path.dirname(f) for f in libraries}
     folders |= {os.path.realpath(f) for f in ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib",
                                               f"/usr/lib/{os.uname().machine}-linux-gnu") if os.path.isdir(f)}
@@ -278,7 +283,7 @@ def _library_links(libraries: set[str]) -> list[tuple[str, str]]:
         except OSError:
             continue
         for entry in entries:
-            if entry.is_symlink() and os.path.realpath(entry.path) in libraries:
+            if ".so." in entry.name and entry.is_symlink() and os.path.realpath(entry.path) in libraries:
                 links.append((entry.path, os.readlink(entry.path)))
     return sorted(links)
 
