@@ -2,7 +2,8 @@
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/coderepair_speed.py               # steps/s, then the full test split
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/coderepair_speed.py --steps 50    # a quicker run
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/coderepair_speed.py --skip-eval --against ../main/src/drill/envs/coderepair/sandbox.py
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/coderepair_speed.py --skip-eval \
+        --against ../main/src/drill/envs/coderepair/sandbox.py                   # jail vs another checkout
 
 A step that runs tests (run_tests, submit) costs one sandboxed process that serves every test of the run; the
 tests are judged in the environment's process, one round trip per call of the function. Other steps (read_file,

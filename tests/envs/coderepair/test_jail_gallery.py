@@ -216,7 +216,8 @@ def test_the_jail_holds_no_drill_no_dataset_no_home() -> None:
 
 # -- no silent downgrade ---------------------------------------------------------------------------------------
 
-def test_without_a_jail_coderepair_refuses_with_one_line_naming_the_weaker_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_jail_coderepair_refuses_in_one_line_naming_the_weaker_mode(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from drill.envs.coderepair import SPEC
 
     monkeypatch.setattr(jail, "unavailable", lambda: "bubblewrap failed (setting up uid map: Permission denied)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from drill.core.policy import Policy
-from drill.envs.coderepair import sandbox
+from drill.envs.coderepair import jail, sandbox
 from drill.envs.coderepair.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
 from drill.envs.coderepair.env import TOOLS, CodeRepairEnv
 from drill.envs.coderepair.rubric import DEFAULT_WEIGHTS, rubric
@@ -24,7 +24,7 @@ from drill.envs.coderepair.tasks import TIERS, CodeRepairTask, tasks
 
 __all__ = ["DEFAULT_WEIGHTS", "SANDBOXES", "SPEC", "TIERS", "TOOLS", "CodeRepairEnv", "CodeRepairTask",
            "HeuristicPolicy", "JailUnavailable", "Limits", "OraclePolicy", "RandomPolicy", "RunReport", "baselines",
-           "load", "rubric", "run_tests", "sandbox", "tasks"]
+           "jail", "load", "rubric", "run_tests", "sandbox", "tasks"]
 
 
 def load(max_turns: int = 30, per_problem: int = 1, call_seconds: float = 2.0, sandbox: str = "jail") -> CodeRepairEnv:
