@@ -204,13 +204,13 @@ class _Stage:
         self.uid, self.gid = uid, gid
         self.final = os.path.join(tempfile.gettempdir(), f"drill-jail-{os.geteuid()}-{key}")
         self.root: str | None = None
-        self.reused = False
+        self.settled = False
 
     def _open(self) -> str:
         if self.root is None:
             info = os.lstat(self.final) if os.path.lexists(self.final) else None
             if info and stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022:
-                self.root, self.reused = self.final, True
+                self.root, self.settled = self.final, True
             else:
                 self.root = tempfile.mkdtemp(prefix=f"drill-jail-{os.geteuid()}-")
                 os.chmod(self.root, 0o755)
@@ -219,14 +219,15 @@ class _Stage:
     def publish(self) -> None:
         """Move a folder built by this process to the published name; where another process was first, keep this
         one for this process (removed at exit). Paths asked for afterwards name the folder that stays."""
-        if self.root is None or self.reused:
+        if self.root is None or self.settled:
             return
         try:
             os.rename(self.root, self.final)
         except OSError:
             atexit.register(shutil.rmtree, self.root, True)
-            return
-        self.root, self.reused = self.final, True
+        else:
+            self.root = self.final
+        self.settled = True
 
     def can_read(self, path: str) -> bool:
         parts = Path(path).parts
