@@ -2,23 +2,30 @@
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/coderepair_speed.py               # steps/s, then the full test split
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/coderepair_speed.py --steps 50    # a quicker run
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/coderepair_speed.py --skip-eval \
+        --against ../main/src/drill/envs/coderepair/sandbox.py                   # jail vs another checkout
 
 A step that runs tests (run_tests, submit) costs one sandboxed process that serves every test of the run; the
 tests are judged in the environment's process, one round trip per call of the function. Other steps (read_file,
-replace_lines, list_files) run no process. Measured here: run_tests steps/s with the machine's isolation
-(new user, network and PID namespaces where `unshare` works) and with the audit hook alone, in one run so the
-ratio holds under the same load; the cheap steps' rate; and the wall time of random, heuristic and oracle over
-every test-split variant (`per_problem=0`) and over the default subset (one variant per problem), one process,
-sequential.
+replace_lines, list_files) run no process. Measured here: one sandbox run (the visible tests of humaneval-3-a)
+in the jail and with the audit hook alone, and, with `--against`, in the `run_tests` of another checkout's
+sandbox.py (loaded under another name; a sandbox.py from before the jail takes no `sandbox` argument), rounds
+interleaved so every ratio holds under the same load; the cheap steps' rate; and the wall time of random,
+heuristic and oracle over every test-split variant (`per_problem=0`) and over the default subset (one variant per
+problem), one process, sequential.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import os
+import warnings
+from collections.abc import Callable
 import platform
 import statistics
+import sys
 import time
 
 from drill.core import Action, run_episodes
@@ -43,26 +50,53 @@ def run_steps(env: CodeRepairEnv, steps: int, action: Action) -> float:
     return steps / (time.perf_counter() - start)
 
 
+def sandbox_runs(steps: int, against: str | None) -> None:
+    """Median milliseconds of one sandbox run per variant, rounds of 10 runs interleaved."""
+    task = CodeRepairEnv().task("humaneval-3-a")
+    p = task.problem
+    variants: dict[str, Callable[[], object]] = {
+        "jail": lambda: sandbox.run_tests(task.buggy, task.entry_point, p.visible, p.namespace(), seed_prefix=p.id),
+        "audit hook only": lambda: sandbox.run_tests(task.buggy, task.entry_point, p.visible, p.namespace(),
+                                                     seed_prefix=p.id, sandbox="audit-hook"),
+    }
+    if against:
+        spec = importlib.util.spec_from_file_location("other_sandbox", against)
+        assert spec is not None and spec.loader is not None
+        other = importlib.util.module_from_spec(spec)
+        sys.modules["other_sandbox"] = other  # dataclasses look their module up there
+        spec.loader.exec_module(other)
+        variants[f"other ({against})"] = lambda: other.run_tests(task.buggy, task.entry_point, p.visible,
+                                                                 p.namespace(), seed_prefix=p.id)
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    warnings.simplefilter("ignore")
+    for name, run in variants.items():
+        run()  # warm-up: the jail is built once per process
+    for _ in range(max(1, steps // 10)):
+        for name, run in variants.items():
+            for _ in range(10):
+                start = time.perf_counter()
+                run()
+                times[name].append(1000 * (time.perf_counter() - start))
+    jail_ms = statistics.median(times["jail"])
+    for name, values in times.items():
+        median = statistics.median(values)
+        print(f"one sandbox run [{name}]: median {median:.1f} ms (min {min(values):.1f}, max {max(values):.1f}, "
+              f"{len(values)} runs); the jail takes {jail_ms / median:.2f}x this")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--skip-eval", action="store_true")
+    parser.add_argument("--against", help="another checkout's sandbox.py, timed interleaved with this one's")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, load {load:.1f}, Python {platform.python_version()}")
 
+    sandbox_runs(args.steps, args.against)
     env = CodeRepairEnv(max_turns=10_000)
-    print(f"isolation: {sandbox.isolation()}")
-    rates = {}
-    for label, flag in (("namespaces", "1"), ("audit hook only", "0")):
-        os.environ["DRILL_SANDBOX_NAMESPACES"] = flag
-        sandbox.isolation.cache_clear()
-        rates[label] = run_steps(env, args.steps, Action.call("run_tests"))
-        print(f"run_tests steps [{label}, {sandbox.isolation()}]: {rates[label]:.1f} steps/s "
-              f"({1000 / rates[label]:.1f} ms per step, 2 visible tests)")
-    os.environ.pop("DRILL_SANDBOX_NAMESPACES")
-    sandbox.isolation.cache_clear()
-    print(f"namespaces cost {rates['audit hook only'] / rates['namespaces']:.2f}x the audit-hook-only step time")
+    rate = run_steps(env, args.steps, Action.call("run_tests"))
+    print(f"run_tests steps [jail]: {rate:.1f} steps/s ({1000 / rate:.1f} ms per step, 2 visible tests)")
     cheap = run_steps(env, args.steps * 20, Action.call("read_file", path="solution.py", start=1, end=0))
     print(f"read_file steps: {cheap:,.0f} steps/s")
     if args.skip_eval:

@@ -18,9 +18,9 @@ from pydantic import Field
 from drill.core.env import Env
 from drill.core.tools import Tool
 from drill.core.types import Event, Observation, StepResult
-from drill.envs.coderepair import sandbox
+from drill.envs.coderepair import jail, sandbox
 from drill.envs.coderepair.problems import problem
-from drill.envs.coderepair.sandbox import Limits, RunReport
+from drill.envs.coderepair.sandbox import SANDBOXES, Limits, RunReport
 from drill.envs.coderepair.tasks import CodeRepairTask, tasks
 
 FILE = "solution.py"
@@ -109,31 +109,40 @@ def render_report(report: RunReport, label: str = "visible") -> str:
     return "\n".join(lines)
 
 
-def first_report(task: CodeRepairTask, limits: Limits) -> str:
+def first_report(task: CodeRepairTask, limits: Limits, isolation: str = "jail") -> str:
     """The visible tests' report on the buggy file: the failing-test report of the task statement."""
-    return _first_report(task.problem_id, task.entry_point, task.buggy, limits)
+    return _first_report(task.problem_id, task.entry_point, task.buggy, limits, isolation)
 
 
 @functools.lru_cache(maxsize=4096)
-def _first_report(problem_id: str, entry_point: str, buggy: str, limits: Limits) -> str:
+def _first_report(problem_id: str, entry_point: str, buggy: str, limits: Limits, isolation: str) -> str:
     p = problem(problem_id)
-    return render_report(sandbox.run_tests(buggy, entry_point, p.visible, p.namespace(), limits, seed_prefix=p.id))
+    return render_report(sandbox.run_tests(buggy, entry_point, p.visible, p.namespace(), limits, seed_prefix=p.id,
+                                           sandbox=isolation))
 
 
 class CodeRepairEnv(Env[CodeRepairTask]):
     """Fix a HumanEval function with a planted bug. Options: `max_turns`, `per_problem` (variants of each
-    problem in a split; 0: all), `call_seconds` (per-call time limit in the sandbox)."""
+    problem in a split; 0: all), `call_seconds` (per-call time limit in the sandbox), `sandbox` ("jail", the
+    default: refuses with one line where the jail cannot be built; "audit-hook": the weaker mode, by name only)."""
 
     name = "coderepair"
     roles = ("coder",)
     task_type = CodeRepairTask
 
-    def __init__(self, max_turns: int = 30, per_problem: int = 1, call_seconds: float = 2.0) -> None:
-        super().__init__(max_turns=max_turns, per_problem=per_problem, call_seconds=call_seconds)
+    def __init__(self, max_turns: int = 30, per_problem: int = 1, call_seconds: float = 2.0,
+                 sandbox: str = "jail") -> None:
+        super().__init__(max_turns=max_turns, per_problem=per_problem, call_seconds=call_seconds, sandbox=sandbox)
         if max_turns < 2:
             raise ValueError("max_turns must be at least 2 (one edit and a submission)")
         if call_seconds <= 0:
             raise ValueError("call_seconds must be positive")
+        if sandbox not in SANDBOXES:
+            raise ValueError(f"sandbox must be one of {', '.join(SANDBOXES)}, got {sandbox!r}")
+        problem_here = jail.unavailable() if sandbox == "jail" else None
+        if problem_here:
+            raise jail.JailUnavailable(jail.refusal(problem_here))
+        self.sandbox = sandbox
         self.max_turns = max_turns
         self.per_problem = per_problem
         self.limits = Limits(call_seconds=call_seconds, run_seconds=max(20.0, 10 * call_seconds))
@@ -157,7 +166,7 @@ class CodeRepairEnv(Env[CodeRepairTask]):
         statement = (
             f"solution.py defines `{task.entry_point}`, and it has a bug. The function should do what its "
             f"docstring says:\n\n{doc}\n\nA user ran the tests and pasted this report:\n\n"
-            f"{first_report(task, self.limits)}\n\nFix the function in solution.py, then submit."
+            f"{first_report(task, self.limits, self.sandbox)}\n\nFix the function in solution.py, then submit."
         )
         return self._observation(statement)
 
@@ -224,7 +233,7 @@ class CodeRepairEnv(Env[CodeRepairTask]):
     def _run(self) -> StepResult:
         p = self.current.problem
         report = sandbox.run_tests(self.source, self.current.entry_point, p.visible, p.namespace(), self.limits,
-                           seed_prefix=p.id)
+                                   seed_prefix=p.id, sandbox=self.sandbox)
         event = Event(name="tests_run", step=self.turn, role="coder",
                       data={"passed": report.passed, "total": report.total, "errors": report.errors,
                             "stopped": report.stopped or ""})
@@ -233,7 +242,7 @@ class CodeRepairEnv(Env[CodeRepairTask]):
     def _submit(self) -> StepResult:
         p = self.current.problem
         report = sandbox.run_tests(self.source, self.current.entry_point, p.visible + p.hidden, p.namespace(),
-                           self.limits, seed_prefix=p.id)
+                                   self.limits, seed_prefix=p.id, sandbox=self.sandbox)
         visible = report.outcomes[: len(p.visible)]
         hidden = report.outcomes[len(p.visible):]
         data = {"visible_passed": sum(o.passed for o in visible), "visible_total": len(visible),

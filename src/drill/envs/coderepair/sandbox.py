@@ -1,23 +1,25 @@
-"""Running model-written code: one fresh, limited process per test run, and the tests judged outside it.
+"""Running model-written code: one fresh, jailed process per test run, and the tests judged outside it.
 
-The agent's `solution.py` is written to a fresh temporary directory and imported by a child process
-(`sandbox_child.py`, run as `python -I -S`: no site-packages, no user paths, no inherited environment
-variables beyond a minimal PATH/LANG). The child sets resource limits (address space, CPU seconds, file size,
-process count, open files), installs a blocking audit hook (no subprocesses, signals, sockets, ctypes, files
-outside the workspace, symlinks) and, where the machine permits, starts in new user, network and PID namespaces
-(`unshare`), so it has no network at all and sees no other process.
+The agent's `solution.py` is sent to a child process (`sandbox_child.py`, run as `python -I -S -B`: no
+site-packages, no user paths, an environment of only LANG and PYTHONHASHSEED) that writes it into its workspace and
+imports it. By default (`sandbox="jail"`) the child runs in the operating-system jail of `jail.py`: bubblewrap
+namespaces (user, mount, PID, IPC, UTS, network), an unprivileged uid that is not root on the host, a read-only root
+holding only the interpreter, its libraries and the standard library, a size-limited tmpfs workspace, and a seccomp
+filter the child installs on itself before the solution loads. Inside, the child also sets resource limits and a
+blocking audit hook (a second layer, not the wall). Where the jail cannot be built, `run_tests` raises
+`JailUnavailable`; `sandbox="audit-hook"` is the weaker mode the user must ask for by name (the child then runs
+directly, in a temporary directory, with the limits and the hook alone), and every process that uses it warns.
 
 The tests themselves never enter that process. They run here, in the environment's process, with `candidate`
 bound to a proxy that sends the arguments of each call to the child and receives the return value as plain data
 (None, bool, int, float, str, bytes, list, tuple, set, dict: an object that claims to equal everything cannot
 cross). The expected outputs stay here, so the solution cannot read, patch or forge them. A call that does not
 return within the per-call limit, a child that dies or exits, or a whole run over its wall-clock limit stops the
-run: the tests not yet judged count as failed, with a message that says why.
+run (the whole process group is killed): the tests not yet judged count as failed, with a message that says why.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import random
@@ -28,14 +30,24 @@ import signal
 import subprocess
 import sys
 import tempfile
+import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from drill.envs.coderepair import jail
+from drill.envs.coderepair.jail import JailUnavailable
+
 CHILD_SOURCE = (Path(__file__).parent / "sandbox_child.py").read_text(encoding="utf-8")
 _MAX_REPLY = 300_000
-_NAMESPACES = ("--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child")
+_MAX_COLLISIONS = 64
+STARTUP_SECONDS = 30.0
+"""Wall-clock seconds for the jail and the interpreter to come up, before any agent code runs."""
+SANDBOXES = ("jail", "audit-hook")
+AUDIT_HOOK_WARNING = ("coderepair runs agent code with the Python audit hook alone (-E sandbox=audit-hook): no "
+                      "operating-system jail; code that gets past the hook can read and write what Drill can")
 _HEX = re.compile(r"0x[0-9a-fA-F]{4,}")
 
 
@@ -50,20 +62,8 @@ class Limits:
     memory_bytes: int = 1 << 30
     cpu_seconds: int = 20
     file_bytes: int = 1 << 20
-
-
-@functools.cache
-def isolation() -> str:
-    """How child processes are isolated on this machine: "namespaces" (`unshare` into new user, network and PID
-    namespaces works here) or "audit-hook" (it does not; the audit hook alone blocks sockets and processes)."""
-    if os.environ.get("DRILL_SANDBOX_NAMESPACES", "1") == "0" or shutil.which("unshare") is None:
-        return "audit-hook"
-    try:
-        done = subprocess.run(["unshare", *_NAMESPACES, "--", sys.executable, "-I", "-S", "-c", "pass"],
-                              capture_output=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return "audit-hook"
-    return "namespaces" if done.returncode == 0 else "audit-hook"
+    processes: int = 8
+    """RLIMIT_NPROC: threads and processes of the child's uid (in the jail, its own user namespace's count)."""
 
 
 class CandidateError(Exception):
@@ -142,11 +142,24 @@ def _decode(value: Any, depth: int = 0) -> Any:
             return bytes.fromhex(items)
         if type(items) is list:
             if tag == "dict":
-                return {_decode(k, depth + 1): _decode(v, depth + 1) for k, v in items}
+                pairs = [(_decode(k, depth + 1), _decode(v, depth + 1)) for k, v in items]
+                _few_collisions([k for k, _ in pairs])
+                return dict(pairs)
             builder = {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}.get(tag)
             if builder is not None:
-                return builder(_decode(v, depth + 1) for v in items)
+                values = [_decode(v, depth + 1) for v in items]
+                if builder in (set, frozenset):
+                    _few_collisions(values)
+                return builder(values)
     raise ValueError("the reply is not plain data")
+
+
+def _few_collisions(keys: list[Any]) -> None:
+    """Refuse set items or dict keys that share a hash by the dozen. Integers hash to themselves modulo 2**61 - 1,
+    so a solution can return 14,000 multiples of it: building that set here would take this process ~6 s of
+    quadratic probing per call. Counting the hashes first is linear (a hash value is an int that hashes to itself)."""
+    if len(keys) > _MAX_COLLISIONS and max(Counter(hash(k) for k in keys).values()) > _MAX_COLLISIONS:
+        raise ValueError(f"more than {_MAX_COLLISIONS} items of a set or dict share one hash")
 
 
 def stable_repr(value: Any) -> str:
@@ -180,22 +193,39 @@ def _clean(text: str) -> str:
 class _Child:
     """One sandboxed process serving calls of the entry point."""
 
-    def __init__(self, source: str, entry_point: str, limits: Limits) -> None:
+    def __init__(self, source: str, entry_point: str, limits: Limits, sandbox: str) -> None:
         self.limits = limits
-        self.workdir = tempfile.mkdtemp(prefix="drill-coderepair-")
-        Path(self.workdir, "solution.py").write_text(source, encoding="utf-8")
-        prefix = ["unshare", *_NAMESPACES, "--"] if isolation() == "namespaces" else []
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-        self.proc = subprocess.Popen([*prefix, sys.executable, "-I", "-S", "-B", "-c", CHILD_SOURCE],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     cwd=self.workdir, env=env, start_new_session=True)
+        self.workdir: str | None = None
+        child = ["-I", "-S", "-B", "-c", CHILD_SOURCE]
+        env = {"LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+        if sandbox == "jail":
+            built = jail.jail()
+            self.proc = subprocess.Popen(built.command(child), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, cwd="/", env=env, start_new_session=True,
+                                         **built.popen_options())  # type: ignore[arg-type]
+            program: str | None = built.seccomp.hex()
+        else:
+            self.workdir = tempfile.mkdtemp(prefix="drill-coderepair-")
+            self.proc = subprocess.Popen([sys.executable, *child], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, cwd=self.workdir, env=env, start_new_session=True)
+            program = None
         self.buffer = b""
         self.next_id = 0
         self.calls: list[str] = []
-        config = {"entry_point": entry_point,
+        config = {"entry_point": entry_point, "source": source, "seccomp": program,
                   "limits": {"memory_bytes": limits.memory_bytes, "cpu_seconds": limits.cpu_seconds,
-                             "file_bytes": limits.file_bytes}}
+                             "file_bytes": limits.file_bytes, "processes": limits.processes}}
         self._send(config)
+
+    def startup_failure(self) -> str | None:
+        """What bubblewrap or the interpreter wrote before the child silenced its stderr, once the process has
+        ended: the reason a jail did not start. Nothing the solution runs can write there (it runs after the
+        child has replaced that descriptor, as the only process of its PID namespace)."""
+        assert self.proc.stderr is not None
+        if self.proc.poll() is None:
+            return None
+        text = self.proc.stderr.read(2000).decode(errors="replace")
+        return " ".join(text.split())[:300] or None
 
     def _send(self, payload: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -263,14 +293,15 @@ class _Child:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
                 if stream is not None:
                     stream.close()
             except OSError:
                 pass
         self.proc.wait()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def _signal_name(number: int) -> str:
@@ -287,16 +318,22 @@ def _now() -> float:
 
 
 def run_tests(source: str, entry_point: str, tests: Sequence[TestCase], namespace: dict[str, Any],
-              limits: Limits = Limits(), seed_prefix: str = "") -> RunReport:
+              limits: Limits = Limits(), seed_prefix: str = "", sandbox: str = "jail") -> RunReport:
     """Run `tests` against `source` in one sandboxed process; a report with one outcome per test.
 
     `namespace` holds what the tests may use besides `candidate` (the problem's own helpers, from the canonical
     code, run here: trusted). `random` is seeded per test so tests that draw random inputs are deterministic.
+    `sandbox` is "jail" (JailUnavailable where it cannot be built or does not start) or "audit-hook" (warns).
     """
+    if sandbox not in SANDBOXES:
+        raise ValueError(f"sandbox must be one of {', '.join(SANDBOXES)}, got {sandbox!r}")
+    if sandbox == "audit-hook":
+        warnings.warn(AUDIT_HOOK_WARNING, stacklevel=2)
     report = RunReport()
-    child = _Child(source, entry_point, limits)
+    child = _Child(source, entry_point, limits, sandbox)
     run_deadline = _now() + limits.run_seconds
     try:
+        _started(child, sandbox)
         try:
             ready = child.receive(min(run_deadline, _now() + limits.call_seconds), "loading solution.py")
         except RunStopped as stop:
@@ -322,6 +359,22 @@ def run_tests(source: str, entry_point: str, tests: Sequence[TestCase], namespac
         return report
     finally:
         child.close()
+
+
+def _started(child: _Child, sandbox: str) -> None:
+    """Wait for the child's first line, which it writes before the solution is loaded (so no agent code can forge
+    it): the jail is up, or why not. A child that never gets there is the machine's failure, not the solution's:
+    it raises instead of scoring."""
+    what = "the jail" if sandbox == "jail" else "the sandbox process"
+    try:
+        first = child.receive(_now() + STARTUP_SECONDS, "starting the sandbox")
+    except RunStopped as stop:
+        waited = f"no answer within {STARTUP_SECONDS:g} s" if str(stop).startswith("timeout") else str(stop)
+        raise JailUnavailable(f"{what} did not start: {child.startup_failure() or waited}") from None
+    if "jail_error" in first:
+        raise JailUnavailable(f"{what} could not install its seccomp filter: {first['jail_error']}")
+    if not first.get("started"):
+        raise JailUnavailable(f"{what} sent an unexpected first line")
 
 
 def _stopped(report: RunReport, tests: Sequence[TestCase], start: int, kind: str, message: str) -> RunReport:

@@ -11,6 +11,7 @@ from drill.core.spec import Chart, Column, EnvOption, EnvSpec, TaskFilter, perce
 from drill.core.types import Episode
 from drill.envs.coderepair.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
 from drill.envs.coderepair.env import CodeRepairEnv
+from drill.envs.coderepair.sandbox import SANDBOXES
 from drill.envs.coderepair.rubric import (
     DEFAULT_WEIGHTS,
     all_hidden,
@@ -62,6 +63,9 @@ SPEC: EnvSpec[CodeRepairTask] = EnvSpec(
                   flag="--per-problem"),
         EnvOption("call_seconds", float, 2.0, "Sandbox wall-clock limit per call of the function.",
                   flag="--call-seconds"),
+        EnvOption("sandbox", str, "jail", "Where agent code runs: jail (bubblewrap namespaces, seccomp, an "
+                  "unprivileged uid; refuses where it cannot be built) or audit-hook (the weaker Python hook alone, "
+                  "by name only; warns).", choices=SANDBOXES),
     ),
     group=lambda task: task.tier,
     group_name="tier",
@@ -69,6 +73,7 @@ SPEC: EnvSpec[CodeRepairTask] = EnvSpec(
     charts=(Chart("components.png", "components", "coderepair: mean reward components per policy", "mean"),),
     batch=16,
     notes={"splits": "by HumanEval problem: no test problem appears in train under any mutation",
-           "sandbox": "new user, network and PID namespaces where unshare is permitted, else the audit hook alone",
+           "sandbox": "an OS jail (bubblewrap namespaces, seccomp, unprivileged uid, read-only minimal root); "
+                      "the audit hook alone only with -E sandbox=audit-hook",
            "weights": ", ".join(f"{k}={v}" for k, v in DEFAULT_WEIGHTS.items())},
 )

