@@ -303,7 +303,7 @@ def embedded_copy() -> Path | None:
         stat = gguf.stat()
     except OSError as exc:
         raise ModelLoadError(f"the embedded model file {gguf} cannot be read: {exc}") from exc
-    key = f"{stat.st_size}-{stat.st_mtime_ns}-tf{transformers.__version__}"
+    key = f"{stat.st_size}-{stat.st_mtime_ns}-tf{transformers.__version__}-f32"
     folder = cache_dir() / "models" / f"SmolLM2-135M-Instruct-{key}"
     if (folder / "complete").is_file():
         return folder
@@ -314,6 +314,10 @@ def embedded_copy() -> Path | None:
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=EMBEDDED_GGUF)
         # transformers refuses save_pretrained on a model read from GGUF; its tensors are plain float32 after
         # dequantizing, so the config and the tensors (tied ones once) are written as an HF folder directly.
+        # The tensors are float32 now: a config that still says "gguf" would load as a quantized model, which
+        # Hugging Face's Trainer (TRL's GRPOTrainer, drill.integrations.trl) refuses to train.
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
         model.config.save_pretrained(tmp)
         model.generation_config.save_pretrained(tmp)
         save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
