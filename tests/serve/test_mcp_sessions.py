@@ -183,12 +183,14 @@ def test_an_mcp_session_lives_as_long_as_its_websocket(start) -> None:
 
 def test_mcp_sessions_without_a_websocket_are_closed_and_cannot_fill_the_cap(start) -> None:
     url, _ = start(max_sessions=4, idle_timeout=1)  # a session may wait min(10 s, idle timeout) for its socket
+    created = time.monotonic()
     waiting = [rpc(url, "openenv/session/create")["result"]["session_id"] for _ in range(2)]
     refused = rpc(url, "openenv/session/create")["error"]["message"]
     assert "2 sessions created over HTTP are waiting for their WebSocket (at most 2)" in refused
     with ws(url) as socket:  # the rest of the cap is for clients that hold a connection
         assert ask(socket, {"type": "reset", "data": {}})["type"] == "observation"
-    assert until(lambda: active(url) == 0, 5)
+    # closed after 1 s, well before OpenEnv's idle reaper first looks (5 s after the server started)
+    assert until(lambda: active(url) == 0, 5) and time.monotonic() - created < 3
     for session_id in waiting:
         assert "Unknown session_id" in rpc(url, "tools/list", session_id=session_id)["error"]["message"]
     assert "result" in rpc(url, "openenv/session/create")
