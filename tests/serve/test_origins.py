@@ -76,12 +76,21 @@ def test_dns_rebinding_is_refused_on_every_route(server) -> None:
     """A page on evil.example re-pointed at 127.0.0.1 is same-origin to the browser: Host and Origin agree."""
     host = f"evil.example:{server.port}"
     assert "DNS rebinding" in refused_handshake(server, f"http://{host}", host=host)
-    for method, path in [("GET", "/web/info"), ("GET", "/web"), ("POST", "/reset"), ("POST", "/mcp")]:
-        response = httpx.request(method, server.url + path, json={}, headers={"Host": host, "Origin": f"http://{host}"})
+    same_origin_get = {"Host": host, "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}  # no Origin on a GET
+    for method, path, headers in [("GET", "/web/info", same_origin_get), ("GET", "/web", same_origin_get),
+                                  ("POST", "/reset", {"Host": host, "Origin": f"http://{host}"}),
+                                  ("POST", "/mcp", {"Host": host, "Origin": f"http://{host}"})]:
+        response = httpx.request(method, server.url + path, json={}, headers=headers)
         assert response.status_code == 403 and "DNS rebinding" in response.json()["detail"], (method, path)
-    assert httpx.get(server.url + "/health", headers={"Host": host}).status_code == 403
     for trick in ("127.0.0.1.evil.example", "localhost.", "0x7f000001", "127.1", "[::1", "localhost:99999"):
-        assert httpx.get(server.url + "/health", headers={"Host": trick}).status_code == 403, trick
+        assert httpx.get(server.url + "/health", headers={"Host": trick, "Sec-Fetch-Mode": "cors"}).status_code == 403
+
+
+def test_a_tool_reaching_the_server_by_host_name_is_served(server) -> None:
+    """No Origin, no Sec-Fetch-*: not a browser, so not a rebinding victim (`drill eval --env-url http://gpu-box:8000`)."""
+    assert httpx.get(server.url + "/health", headers={"Host": f"gpu-box:{server.port}"}).status_code == 200
+    with ws(server, host=f"gpu-box:{server.port}") as socket_:
+        assert plays(socket_)
 
 
 def _create(server, **headers: str) -> httpx.Response:
