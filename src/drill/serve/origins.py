@@ -11,7 +11,10 @@ and pass. What this module stops is a web page the user merely opens in a browse
 * DNS rebinding: a page on `evil.example` whose name is re-pointed at 127.0.0.1 is, to the browser, same-origin
   with the server, and sends `Host: evil.example:8000` and `Origin: http://evil.example:8000`. So the server's own
   origin is taken from `Host` only once `Host` is a name no outsider controls: `localhost`, an IP address (an
-  address cannot be rebound), or the host of an `--allow-origin`. Any other `Host` gets 403, on every route.
+  address cannot be rebound), or the host of an `--allow-origin`. A browser (a request with `Origin` or the
+  `Sec-Fetch-*` headers every current browser sends) at any other name gets 403 on every route, so a rebound page
+  cannot even read `/web/info`; a tool reaching the server by a host name (`drill eval --env-url
+  http://gpu-box:8000`) sends neither and passes.
 
 Origins compare exactly, as browsers serialize them: scheme, host and port, case-folded and with the default port
 made explicit, so `http://127.0.0.1.evil.example`, `http://localhost:8001` (another port) and
@@ -109,15 +112,14 @@ class OriginGuard:
         origins = [v for k, v in headers if k == b"origin"]
         if len(hosts) > 1 or len(origins) > 1:
             return "more than one Host or Origin header"
-        host = None
-        if hosts:
-            host = self._host(hosts[0].decode("latin-1"))
-            if host is None:
-                return (f"Host {hosts[0].decode('latin-1')[:100]!r} is not one this server answers to: reach it as "
-                        "localhost or by IP address, or add the page's origin with --allow-origin (this guards against "
-                        "DNS rebinding)")
+        host = self._host(hosts[0].decode("latin-1")) if hosts else None
+        browser = bool(origins) or any(k.startswith(b"sec-fetch-") for k, _ in headers)
+        if hosts and host is None and browser:
+            return (f"Host {hosts[0].decode('latin-1')[:100]!r} is not a name this server answers browsers at: open "
+                    "it as localhost or by IP address, or add the page's origin with --allow-origin (this guards "
+                    "against DNS rebinding)")
         if not origins:
-            return None  # not a browser: OpenEnv's clients, openenv validate, curl
+            return None  # not a browser: OpenEnv's clients, openenv validate, drill eval --env-url, curl
         text = origins[0].decode("latin-1")
         try:
             origin = parse_origin(text)
