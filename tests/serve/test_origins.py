@@ -87,7 +87,7 @@ def test_dns_rebinding_is_refused_on_every_route(server) -> None:
 
 
 def test_a_tool_reaching_the_server_by_host_name_is_served(server) -> None:
-    """No Origin, no Sec-Fetch-*: not a browser, so not a rebinding victim (`drill eval --env-url http://gpu-box:8000`)."""
+    """No Origin, no Sec-Fetch-*: not a browser, so no rebinding victim (`drill eval --env-url http://gpu-box:8000`)."""
     assert httpx.get(server.url + "/health", headers={"Host": f"gpu-box:{server.port}"}).status_code == 200
     with ws(server, host=f"gpu-box:{server.port}") as socket_:
         assert plays(socket_)

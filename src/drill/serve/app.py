@@ -8,14 +8,14 @@ OpenEnv's `HTTPEnvServer` registers the protocol's routes exactly as the `openen
 past `max_sessions` and drops sessions idle for `idle_timeout` seconds. As in OpenEnv, HTTP `/reset` and
 `/step` are stateless (a fresh environment per request); an episode is played over `/ws`.
 
-Drill adds: the origin guard (`drill.serve.origins`: 403 for a cross-origin WebSocket handshake or request, and for
-a Host outsiders can name), MCP sessions bound to a WebSocket and MCP tool calls off the event loop
-(`drill.serve.server`), a request-body cap (413 past `max_body`; WebSocket messages past it close the socket with 1009),
-4xx answers with a message for every `ServeError`, validation answers that stay JSON whatever the bad input held
-(NaN, lone surrogates), a VALIDATION_ERROR frame for a WebSocket message that is not a JSON object, `/web` (the page, one static file, served with a
-Content-Security-Policy that lets only its own inline script and style run and only its own server be reached) and
-`/web/info` (the tasks by id and group, the roles, the policies offered with their model and load status; never
-ground truth).
+Drill adds: the origin guard (`drill.serve.origins`: 403 for a cross-origin WebSocket handshake or request, and
+for a browser at a Host outsiders can name), MCP sessions bound to a WebSocket and MCP tool calls off the event
+loop (`drill.serve.server`), a request-body cap (413 past `max_body`; WebSocket messages past it close the socket
+with 1009), 4xx answers with a message for every `ServeError`, validation answers that stay JSON whatever the bad
+input held (NaN, lone surrogates), a VALIDATION_ERROR frame for a WebSocket message that is not a JSON object,
+`/web` (the page, one static file, served with a Content-Security-Policy that lets only its own inline script and
+style run and only its own server be reached) and `/web/info` (the tasks by id and group, the roles, the policies
+offered with their model and load status; never ground truth).
 """
 
 from __future__ import annotations

@@ -86,8 +86,8 @@ def _is_address(host: str) -> bool:
 
 
 class OriginGuard:
-    """ASGI middleware: 403 for a `Host` outsiders can name (every route) and for a request or WebSocket handshake
-    whose `Origin` is not allowed. See the module docstring."""
+    """ASGI middleware: 403 for a browser at a `Host` outsiders can name (every route) and for a request or WebSocket
+    handshake whose `Origin` is not allowed. See the module docstring."""
 
     def __init__(self, app: Any, allowed: Iterable[Origin] = ()) -> None:
         self.app = app
