@@ -133,6 +133,8 @@ def test_the_client_says_why_the_server_refused(server) -> None:
         env.reset(spec.make({})().tasks("test")[0].model_copy(update={"id": "T-missing"}), 0)
     with pytest.raises(RemoteEnvError, match="cannot reach"):
         RemoteEnv("http://127.0.0.1:9", spec.make({"mode": "agent"})()).reset(env.tasks()[0], 0)
+    with pytest.raises(RemoteEnvError, match="refused the WebSocket: .*HTTP 403"):  # no /ws under this prefix
+        RemoteEnv(server.url + "/elsewhere", spec.make({"mode": "agent"})()).reset(env.tasks()[0], 0)
 
 
 def test_an_oversized_websocket_message_closes_that_socket_only(server) -> None:

@@ -46,13 +46,29 @@ def browser() -> Iterator[object]:
         browser.close()
 
 
+def expect(locator: object) -> object:
+    """Playwright's `expect` (imported here: the module loads, and its tests skip, without Playwright)."""
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(locator)
+
+
+def new_page(browser) -> tuple[object, list[str]]:
+    """A page and the errors its console reports: the page must run under its Content-Security-Policy with
+    nothing refused (a refused inline style or script shows only there)."""
+    page, errors = browser.new_page(viewport=LAPTOP), []
+    page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return page, errors
+
+
 def test_pick_a_task_play_it_with_the_oracle_and_read_the_final_score(serve, browser, tmp_path) -> None:
     spec = registry.get("chaosops")
     server = serve("chaosops")
     task = next(t for t in spec.make({})().tasks("test") if t.tier == "hard")
     local = run_episodes(spec.make({}), [(task, 4)], spec.baselines({})["oracle"](), spec.rubric_for({}))[0]
 
-    page = browser.new_page(viewport=LAPTOP)
+    page, errors = new_page(browser)
     page.goto(server.url + "/web")
     page.wait_for_selector(f"#task option[value='{task.id}']", state="attached")
     assert page.locator("#task optgroup[label='test · hard']").count() == 1  # tasks grouped by tier
@@ -61,7 +77,7 @@ def test_pick_a_task_play_it_with_the_oracle_and_read_the_final_score(serve, bro
     for role in spec.make({})().roles:
         page.select_option(f"select[data-role='{role}']", "oracle")
     page.click("#start")
-    page.wait_for_function("!document.querySelector('#play').disabled")
+    expect(page.locator("#play")).to_be_enabled()  # (Playwright's wait_for_function evals: the CSP refuses it)
     page.click("#step")  # one turn first
     page.wait_for_selector(".turn")
     assert page.locator(".turn").count() == 1
@@ -79,12 +95,13 @@ def test_pick_a_task_play_it_with_the_oracle_and_read_the_final_score(serve, bro
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if os.environ.get("DRILL_WEB_SCREENSHOT"):
         shutil.copy(screenshot, os.environ["DRILL_WEB_SCREENSHOT"])
+    assert errors == []
     page.close()
 
 
 def test_a_person_plays_a_role_by_typing_tool_calls(serve, browser) -> None:
     server = serve("triage", "--mode", "agent")
-    page = browser.new_page(viewport=LAPTOP)
+    page, errors = new_page(browser)
     page.goto(server.url + "/web")
     page.wait_for_selector("select[data-role='agent'] option[value='__human__']", state="attached")
     page.select_option("select[data-role='agent']", "__human__")
@@ -99,7 +116,7 @@ def test_a_person_plays_a_role_by_typing_tool_calls(serve, browser) -> None:
     page.select_option("#tool", "search_kb")
     page.fill("#args", '{"query": "certificate expired"}')
     page.click("#send")
-    page.wait_for_function("document.querySelectorAll('.turn').length == 2")
+    expect(page.locator(".turn")).to_have_count(2)
     assert "searched" in page.inner_text("#turns")
     page.fill("#args", "{not json")
     page.click("#send")
@@ -108,4 +125,5 @@ def test_a_person_plays_a_role_by_typing_tool_calls(serve, browser) -> None:
     page.click("#play")
     page.wait_for_selector("#final:not([hidden])", timeout=60_000)
     assert float(page.inner_text("#final-total")) <= 1.0
+    assert errors == []
     page.close()

@@ -8,26 +8,34 @@ OpenEnv's `HTTPEnvServer` registers the protocol's routes exactly as the `openen
 past `max_sessions` and drops sessions idle for `idle_timeout` seconds. As in OpenEnv, HTTP `/reset` and
 `/step` are stateless (a fresh environment per request); an episode is played over `/ws`.
 
-Drill adds: a request-body cap (413 past `max_body`; WebSocket messages past it close the socket with 1009),
-4xx answers with a message for every `ServeError`, validation answers that stay JSON whatever the bad input held
-(NaN, lone surrogates), a VALIDATION_ERROR frame for a WebSocket message that is not a JSON object, `/web` (the page, one static file) and `/web/info` (the
-tasks by id and group, the roles, the policies offered with their model and load status; never ground truth).
+Drill adds: the origin guard (`drill.serve.origins`: 403 for a cross-origin WebSocket handshake or request, and
+for a browser at a Host outsiders can name), MCP sessions bound to a WebSocket and MCP tool calls off the event
+loop (`drill.serve.server`), a request-body cap (413 past `max_body`; WebSocket messages past it close the socket
+with 1009), 4xx answers with a message for every `ServeError`, validation answers that stay JSON whatever the bad
+input held (NaN, lone surrogates), a VALIDATION_ERROR frame for a WebSocket message that is not a JSON object,
+`/web` (the page, one static file, served with a Content-Security-Policy that lets only its own inline script and
+style run and only its own server be reached) and `/web/info` (the tasks by id and group, the roles, the policies
+offered with their model and load status; never ground truth).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import math
+import re
 from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
-from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig
 
 from drill.serve.config import ServeConfig
+from drill.serve.origins import OriginGuard
+from drill.serve.server import DrillEnvServer
 from drill.serve.session import DrillAction, DrillObservation, DrillState, ServedEnv, ServeError, session_class
 
 __all__ = ["ServeConfig", "build_app"]
@@ -120,7 +128,7 @@ def build_app(served: ServedEnv, config: ServeConfig = ServeConfig()) -> FastAPI
     """The app serving `served` with `config`'s limits. See the module docstring."""
     spec = served.spec
     app = FastAPI(title=f"drill serve {spec.name}", description=spec.summary)
-    server = HTTPEnvServer(session_class(served), DrillAction, DrillObservation, env_name=spec.name,
+    server = DrillEnvServer(session_class(served), DrillAction, DrillObservation, env_name=spec.name,
                            state_cls=DrillState,
                            concurrency_config=ConcurrencyConfig(max_concurrent_envs=config.max_sessions,
                                                                 session_timeout=config.idle_timeout))
@@ -155,9 +163,13 @@ def build_app(served: ServedEnv, config: ServeConfig = ServeConfig()) -> FastAPI
                        "max_body": config.max_body, "active_sessions": server.active_sessions},
         }
 
+    html = resources.files("drill.serve").joinpath("web/index.html").read_text(encoding="utf-8")
+    headers = {"Content-Security-Policy": page_policy(html), "X-Content-Type-Options": "nosniff",
+               "Referrer-Policy": "no-referrer"}
+
     @app.get("/web", response_class=HTMLResponse, include_in_schema=False)
-    def page() -> str:
-        return resources.files("drill.serve").joinpath("web/index.html").read_text(encoding="utf-8")
+    def page() -> HTMLResponse:
+        return HTMLResponse(html, headers=headers)
 
     @app.get("/", include_in_schema=False)
     def root() -> RedirectResponse:
@@ -166,4 +178,19 @@ def build_app(served: ServedEnv, config: ServeConfig = ServeConfig()) -> FastAPI
     app.state.openenv = server
     app.add_middleware(BodyLimit, max_body=config.max_body)
     app.add_middleware(NonObjectFrames)
+    app.add_middleware(OriginGuard, allowed=config.origins())
     return app
+
+
+def page_policy(html: str) -> str:
+    """The page's Content-Security-Policy: nothing loads or runs but its own inline `<script>` and `<style>` (allowed
+    by hash, so an injected script or style would not run), it talks only to its own server (`connect-src 'self'`
+    covers its WebSocket), and no other site may frame it."""
+    def hashes(tag: str) -> str:
+        blocks = re.findall(rf"<{tag}>(.*?)</{tag}>", html, flags=re.DOTALL)
+        if not blocks:
+            raise ValueError(f"the page has no inline <{tag}> to allow")
+        return " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" for b in blocks)
+
+    return (f"default-src 'none'; script-src {hashes('script')}; style-src {hashes('style')}; connect-src 'self'; "
+            "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")

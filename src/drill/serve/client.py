@@ -21,6 +21,7 @@ import urllib.request
 from contextlib import ExitStack
 from typing import Any
 
+from websockets.exceptions import InvalidHandshake, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from drill.core.env import Env
@@ -96,6 +97,9 @@ class RemoteEnv:
                                                                  max_size=self.max_size))
             except OSError as exc:
                 raise RemoteEnvError(f"cannot reach {self.url}: {exc}") from exc
+            except InvalidHandshake as exc:  # a 403 from the origin guard, a proxy's 401, a path that is no server
+                body = exc.response.body.decode("utf-8", "replace")[:300] if isinstance(exc, InvalidStatus) else ""
+                raise RemoteEnvError(f"{self.url} refused the WebSocket: {exc} {body}".strip()) from None
         self._socket.send(json.dumps(message))  # ASCII: lone surrogates travel escaped, as JSON allows
         reply = json.loads(self._socket.recv(timeout=self.timeout))
         if reply.get("type") == "error":

@@ -26,8 +26,10 @@ __all__ = ["serve_app", "serve_command"]
 def _config_parameters() -> list[inspect.Parameter]:
     from drill.serve.config import ServeConfig
 
-    return [_parameter(f.name, f.type if not isinstance(f.type, str) else {"int": int, "float": float}[f.type],
-                       typer.Option(f.default, "--" + f.name.replace("_", "-"), help=f.metadata["help"]))
+    types: dict[str, Any] = {"int": int, "float": float, "tuple[str, ...]": list[str]}
+    return [_parameter(f.name, types[f.type] if isinstance(f.type, str) else f.type,
+                       typer.Option(list(f.default) if isinstance(f.default, tuple) else f.default,
+                                    "--" + f.name.replace("_", "-"), help=f.metadata["help"]))
             for f in dataclasses.fields(ServeConfig)]
 
 
@@ -41,6 +43,13 @@ def serve_command(spec: EnvSpec) -> Callable[..., None]:
         from drill.serve.config import ServeConfig
         from drill.serve.session import ServedEnv
 
+        try:
+            config = ServeConfig(**{f.name: tuple(values[f.name]) if isinstance(f.default, tuple) else values[f.name]
+                                    for f in dataclasses.fields(ServeConfig)})
+        except ValueError as exc:
+            usage_error(f"--allow-origin: {exc}")
+        if config.max_sessions < 1 or config.idle_timeout <= 0 or config.max_body < 1024:
+            usage_error("--max-sessions must be >= 1, --idle-timeout > 0 and --max-body >= 1024")
         options, rubric_values = _options(spec, values)
         try:
             make_env = spec.make(options)
@@ -57,14 +66,15 @@ def serve_command(spec: EnvSpec) -> Callable[..., None]:
                 usage_error(str(exc))
             console.print(f"policy {text}: {policy.info.model_dump(exclude_none=True)}", highlight=False)
             offered[text] = lambda policy=policy: policy
-        config = ServeConfig(**{f.name: values[f.name] for f in dataclasses.fields(ServeConfig)})
-        if config.max_sessions < 1 or config.idle_timeout <= 0 or config.max_body < 1024:
-            usage_error("--max-sessions must be >= 1, --idle-timeout > 0 and --max-body >= 1024")
         app = build_app(ServedEnv(spec, options, make_env, rubric, offered), config)
         base = f"http://{values['host']}:{values['port']}"
         console.print(f"serving {spec.name} on {base} (OpenEnv: /ws /reset /step /state /schema /mcp) · "
                       f"page: {base}/web · eval against it: drill eval {spec.name} --env-url {base}",
                       highlight=False, soft_wrap=True)
+        if values["host"] not in ("127.0.0.1", "localhost", "::1"):
+            console.print(f"warning: listening on {values['host']}, and drill serve has no authentication: anyone "
+                          "who reaches this port can play (docs/serving.md: put a proxy with TLS and auth in front)",
+                          highlight=False, soft_wrap=True)
         uvicorn.run(app, host=values["host"], port=values["port"], ws_max_size=config.max_body,
                     log_level=values["log_level"])
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from drill.serve.origins import Origin, parse_origin
+
 
 @dataclass(frozen=True)
 class ServeConfig:
@@ -16,3 +18,13 @@ class ServeConfig:
         "help": "Seconds without a message after which a session is closed (checked every max(t/4, 5) s)."})
     max_body: int = field(default=1_000_000, metadata={
         "help": "Largest request body or WebSocket message, in bytes (413, or close code 1009, past it)."})
+    allow_origin: tuple[str, ...] = field(default=(), metadata={
+        "help": "A web origin (scheme://host[:port]) whose pages may open sessions and call /mcp, besides the "
+                "server's own page (repeatable). Clients that send no Origin (OpenEnv's, curl) always may."})
+
+    def __post_init__(self) -> None:
+        self.origins()  # a bad origin stops here, with the reason
+
+    def origins(self) -> tuple[Origin, ...]:
+        """`allow_origin`, parsed (ValueError for one that is not scheme://host[:port])."""
+        return tuple(parse_origin(text) for text in self.allow_origin)

@@ -1,8 +1,9 @@
 """One served episode: a Drill environment behind OpenEnv's `Environment` interface.
 
-OpenEnv's server (`openenv.core.env_server.HTTPEnvServer`) owns the sessions: it builds one `EpisodeSession`
-per WebSocket session (or HTTP MCP session), runs its `reset`/`step` in that session's own thread, enforces the
-concurrent-session limit and expires idle sessions. This class only translates:
+OpenEnv's server (`openenv.core.env_server.HTTPEnvServer`, as `drill.serve.server.DrillEnvServer`) owns the
+sessions: it builds one `EpisodeSession` per WebSocket session (or HTTP MCP session), runs its `reset`/`step` (and
+here its MCP tool calls) in that session's own thread, enforces the concurrent-session limit and expires idle
+sessions. This class only translates:
 
 * `reset` data: `task_id` (default: the first test task), `seed` (default 0), `running_score` (score the
   episode so far after every turn; the web page asks for it), plus OpenEnv's own `episode_id`.
@@ -20,10 +21,13 @@ frame (WebSocket). The environment itself never raises on agent input (see `dril
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
@@ -140,7 +144,10 @@ class EpisodeSession(Environment[DrillAction, DrillObservation, DrillState]):
     def __init__(self) -> None:
         super().__init__()
         self.env = self.served.make_env()
-        self.lock = threading.Lock()  # MCP tool calls arrive on the event loop; WS steps on the session thread
+        self.lock = threading.Lock()  # one reset or step at a time, whichever thread OpenEnv runs it on
+        self.executor: Executor | None = None
+        """The session's own thread, where OpenEnv runs its reset and step; set by `DrillEnvServer` when it makes
+        the session. MCP tool calls run there too, never on the event loop."""
         self.task: Task | None = None
         self.seed = 0
         self.turns: list[Turn] = []
@@ -262,9 +269,14 @@ class EpisodeSession(Environment[DrillAction, DrillObservation, DrillState]):
                                 done=done, reward=score.total if done and score is not None else None,
                                 score=score.model_dump(mode="json") if score is not None else None, **extra)
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """MCP `tools/call`: the same as a step with this tool call; the observation envelope as `data`."""
-        observation = self.step(DrillAction(tool=name, arguments=arguments))
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """MCP `tools/call`: the same as a step with this tool call, run on the session's thread (OpenEnv would
+        run a tool's function on the event loop, where a slow step stalls every other request); the observation
+        envelope as `data`."""
+        if self.executor is None:
+            raise RuntimeError("this session has no thread of its own: it was not made by DrillEnvServer")
+        action = DrillAction(tool=name, arguments=arguments)
+        observation = await asyncio.get_running_loop().run_in_executor(self.executor, partial(self.step, action))
         envelope = observation.model_dump(mode="json", exclude={"reward", "done", "metadata"})
         return {"content": [{"type": "text", "text": observation.error or observation.content}],
                 "isError": observation.error is not None,
@@ -290,9 +302,13 @@ class _ToolServer:
         observation = self.session.observation
         if observation is None or self.session.env.done:
             return []
-        return [_McpTool(t.name, t.description, t.parameters,
-                         fn=lambda _name=t.name, **arguments: self.session.call_tool(_name, arguments))
-                for t in observation.tools]
+        return [_McpTool(t.name, t.description, t.parameters, fn=self._call(t.name)) for t in observation.tools]
+
+    def _call(self, name: str) -> Callable[..., Any]:
+        async def call(**arguments: Any) -> dict[str, Any]:
+            return await self.session.call_tool(name, arguments)
+
+        return call
 
 
 def session_class(served: ServedEnv) -> type[EpisodeSession]:
