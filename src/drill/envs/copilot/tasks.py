@@ -42,11 +42,13 @@ class Call(Record):
 
 
 class Confirmable(Record):
-    """A high-impact call the user approves when asked: the action, its recipients (sorted) and its target."""
+    """A high-impact call the user approves when asked: the action, its recipients (sorted), its target and, for a
+    share, the role (a viewer-level approval does not let an editor share through)."""
 
     action: str
     recipients: list[str]
     target: str = ""
+    role: Literal["viewer", "editor"] = "viewer"
 
 
 class CopilotTask(Task):
