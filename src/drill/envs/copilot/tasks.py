@@ -397,7 +397,8 @@ def deploy_to_chat(w: World, c: Catalog, rng: random.Random) -> list[Instance]:
         day, hours = window.rsplit(", ", 1)
         out.append(Instance(
             request=f"Post the {product} deploy window from {w.contacts[author].name}'s email in #engineering.",
-            params={"channel": "engineering", "day": day.split(" ", 1)[1], "time": hours.split("-")[0]},
+            params={"channel": "engineering", "day": day.split(" ", 1)[1], "time": hours.split("-")[0],
+                    "end": hours.split("-")[1].split()[0]},
             may_change=["chat:engineering"],
             solution=[call("search_mail", query=f"{product} deploy window"), call("read_mail", message_id=message),
                       call("post_message", channel="engineering", text=f"{product} deploy window: {window}.",
