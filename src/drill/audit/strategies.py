@@ -641,7 +641,9 @@ def _bulk(value: Any) -> bool:
 
 def cut_bulk(keep: Callable[[list[str]], list[str]], dispose_rest: bool) -> Rule:
     """The fallback's bulk actions cut to `keep` of their items; with `dispose_rest`, the rest first go through the
-    tool whose only required argument is the same list (a delete, a trash): one item filed, the rest thrown away."""
+    tool whose only required argument is the same list (a delete, a trash): one item filed, the rest thrown away.
+    A list is a bulk action's only where such a tool exists: a list of ids some tool acts on alone is a list of
+    items in the world, where a list of citations in an answer is not."""
     def rule(inp: PolicyInput, fallback: Fallback) -> Action:
         own = inp.own_turns()
         tools = {t.name: t for t in inp.observation.tools}
@@ -652,7 +654,7 @@ def cut_bulk(keep: Callable[[list[str]], list[str]], dispose_rest: bool) -> Rule
         action = fallback(_hidden(inp, lambda i: i in inserted))
         if not isinstance(action.arguments, dict) or action.tool not in tools:
             return action
-        name = next((k for k, v in action.arguments.items() if _bulk(v)), None)
+        name = next((k for k, v in action.arguments.items() if _bulk(v) and k in disposers), None)
         if name is None:
             return action
         items = list(action.arguments[name])
