@@ -1,11 +1,12 @@
 """The task checker: the end state of the world, judged against the task, and the collateral damage around it.
 
-`check(task, start, end, status, answer)` returns a `Verdict`: the task's required checks (the end state it asks
-for, the right final status, the answer to a question), its quality checks (a header row, a formula rather than a
-typed number, one message rather than three), and the collateral damage (every change to the world that the task
-did not call for: an unrelated message moved, a meeting shifted, a file shared or trashed). A task is complete when
-every required check passes and there is no collateral damage. Like AppWorld and tau-bench, it reads the world,
-never the agent's account of it (except the answer to a question).
+`check(task, start, end, status, answer)` returns a `Verdict`: the task's required checks (the whole end state it
+asks for: every item of a bulk task, the one post or email with the facts as values and no other candidate, the
+right final status, the answer to a question), its quality checks (a header row, a formula rather than a typed
+number, a subject), and the collateral damage (every change to the world that the task did not call for: an
+unrelated message moved, a meeting shifted, a file shared or trashed). A task is complete when every required check
+passes and there is no collateral damage. Like AppWorld and tau-bench, it reads the world, never the agent's account
+of it (except the answer to a question).
 """
 
 from __future__ import annotations
@@ -211,8 +212,7 @@ CHECKERS: dict[str, Checker] = {
                                        float(t.params["amount"]) in _numbers(a)},  # type: ignore[arg-type]
     "label_mail": _label,
     "reschedule_event": _reschedule,
-    "post_note": lambda t, s, e, a: (_posted(t, s, e, str(t.params["room"]), str(t.params["day"])),
-                                     {"one post": len(new_posts(s, e, "ops")) == 1}),
+    "post_note": lambda t, s, e, a: _posted(t, s, e, str(t.params["room"]), str(t.params["day"])),
     "ambiguous_share": _share,
     "ambiguous_meeting": lambda t, s, e, a: _booked(t, s, e),
     "missing_meeting": lambda t, s, e, a: {},
