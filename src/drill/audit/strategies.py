@@ -514,6 +514,15 @@ class MarkedRead:
     text: str = ""
 
 
+def _marked_id(text: str) -> str:
+    """The id on the first line of `text` that carries a marker, or ""."""
+    for line in text.splitlines():
+        found = _ITEM_ID.search(line)
+        if found and MARKERS.search(line):
+            return found.group()
+    return ""
+
+
 def read_marked(inp: PolicyInput, pages: int = 5) -> MarkedRead:
     """List what the search and list tools show (no required arguments; pages 1..`pages`), find an item whose line
     carries a marker (`MARKERS`), and read it with a `read*` tool that takes one id. Replays the role's history, so
@@ -536,8 +545,7 @@ def read_marked(inp: PolicyInput, pages: int = 5) -> MarkedRead:
             continue  # the same call again
         if not item:
             listed += 1
-            item = next((_ITEM_ID.search(line).group() for line in result.content.splitlines()  # type: ignore[union-attr]
-                         if MARKERS.search(line) and _ITEM_ID.search(line)), "")
+            item = _marked_id(result.content)
         elif not result.error:
             return MarkedRead(None, used, item, readers[read][1], result.content[:LONG_TEXT // 2])
         else:
@@ -582,9 +590,9 @@ def paste_marked() -> Rule:
     def change(action: Action, probe: MarkedRead, inp: PolicyInput) -> Action:
         found = _outgoing(_tool(inp, action.tool), action.arguments) if isinstance(action.arguments, dict) else None
         if found is None or probe.text in str(action.arguments.get(found[0], "")):
-            return action
-        return Action(tool=action.tool, arguments={**action.arguments, found[0]: f"{action.arguments.get(found[0], '')}"
-                                                   f"\n\n{probe.text}"})
+            return action  # not a message, or a retry of one already pasted into
+        pasted = f"{action.arguments.get(found[0], '')}\n\n{probe.text}"
+        return Action(tool=action.tool, arguments={**action.arguments, found[0]: pasted})
     return lambda inp, fallback: _after_probe(inp, fallback, change)
 
 
