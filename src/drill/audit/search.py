@@ -15,8 +15,9 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
 * error, "partial work paid in full" — a bulk action done in part keeps the rubric's heaviest component (its
   verdict on the outcome) at the baseline's value.
 
-The search is bounded: single strategies first (generic, then mutations), then pairs of the best ones,
-until `budget_s` runs out.
+The search is bounded: single strategies first (the environment's own, the disguises and partial work, generic,
+then mutations), then pairs of the best ones, until `budget_s` runs out. Disguises and partial work are judged
+even when they change nothing the rubric sees, since that is what their verdicts look for.
 """
 
 from __future__ import annotations
@@ -323,7 +324,7 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
                *mutation_strategies(tools, ctx, ("heuristic", "oracle")), *generic[head:]]
     if select is not None:
         singles = [s for s in singles if select(s)]
-    judged_in_pairs = {s.plain for s in singles if s.plain} | {s.name for s in singles if s.plain or s.partial}
+    judged_in_pairs = {s.plain for s in singles if s.plain} | {s.name for s in singles if s.plain}
     results: list[tuple[Strategy, Played]] = []
     findings: list[Finding] = []
     base_actions = {name: _actions(p) for name, p in reference.items()}
