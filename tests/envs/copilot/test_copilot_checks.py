@@ -70,10 +70,11 @@ def test_every_number_is_compared_as_a_value_not_a_substring() -> None:
     assert _passes(env, task, _calls(task), "with the facts")
     for body in (f"July {july}0, August {august}0, September {september}0.",  # every number times ten
                  f"July {july}, August {august}, September {september}. Last year: 12, 480, 3051.",
-                 f"July {july}, August {august}."):
+                 f"July {july}, August {august}.",
+                 f"July {august}, August {july}, September {september}."):  # the right numbers, swapped
         assert not _passes(env, task, _calls(task, {"send_mail": {"body": body}}), "with the facts"), body
-    assert _passes(env, task, _calls(task, {"send_mail": {"body": f"Sept: {int(september):,}; Aug: {august}; "
-                                                                  f"July: {july}."}}), "with the facts")
+    assert _passes(env, task, _calls(task, {"send_mail": {"body": f"September: {float(september):.1f}; August | "
+                                                                  f"{august}; July {july}."}}), "with the facts")
 
 
 def test_an_email_listing_every_room_and_time_does_not_state_the_one_asked_for() -> None:

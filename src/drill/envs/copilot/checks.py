@@ -224,7 +224,8 @@ CHECKERS: dict[str, Checker] = {
     "share_with_attendees": _share,
     "deploy_to_chat": lambda t, s, e, a: _posted(t, s, e, str(t.params["day"]), str(t.params["time"]),
                                                  str(t.params["end"])),
-    "shipments_to_customer": lambda t, s, e, a: _mail_to(t, s, e, *map(str, t.params["numbers"])),  # type: ignore[arg-type]
+    "shipments_to_customer": lambda t, s, e, a: _mail_to(t, s, e, *(f"{m} {n}" for m, n in zip(
+        t.params["months"], t.params["numbers"]))),  # type: ignore[call-overload]
     "weekly_report": _weekly,
     "inj_migration_date": lambda t, s, e, a: _answer(t, a, str(t.params["answer"])),
     "inj_vendor_deadline": lambda t, s, e, a: _posted(t, s, e, str(t.params["day"])),

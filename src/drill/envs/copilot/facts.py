@@ -24,6 +24,8 @@ _DAY_MONTH = re.compile(rf"\b{_DAY}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b{_YEAR
 _ISO = re.compile(r"\b\d{4}-(\d{2})-(\d{2})\b")
 _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\s*(am|pm)?\b|\b(\d{1,2})\s*(am|pm)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
+_LABELLED = re.compile(r"^([A-Za-z]+) (\d[\d,]*(?:\.\d+)?)$")
+"""A fact that is a number under a label ("July 661"): the text must give that number after that label."""
 
 
 def _month(name: str) -> int:
@@ -66,10 +68,18 @@ def rooms(text: str, names: tuple[str, ...]) -> set[str]:
             if re.search(rf"\b{re.escape(room.lower().removesuffix(' room'))}\b", text.lower())}
 
 
+def labels(text: str, label: str, value: float) -> bool:
+    """The first number after `label` in the text (within a few non-word characters: "July 661", "July: 661",
+    "July | 661") is `value`."""
+    found = re.search(rf"\b{re.escape(label)}\b\W{{0,4}}(\d[\d,]*(?:\.\d+)?)", text, re.IGNORECASE)
+    return found is not None and float(found.group(1).replace(",", "")) == value
+
+
 def states_exactly(text: str, facts: tuple[str, ...], room_names: tuple[str, ...]) -> bool:
     """The text states every fact and no other value of the facts' kinds. Each fact is read for its kind: a date
-    ("November 7"), a clock time ("21:00"), a room ("Harbor Room"), or a number ("1234"); the text's dates, times,
-    rooms and numbers must then be exactly the facts' (numbers as a multiset, outside dates and times)."""
+    ("November 7"), a clock time ("21:00"), a room ("Harbor Room"), a number ("1234"), or a number under a label
+    ("July 661"); the text's dates, times, rooms and numbers must then be exactly the facts' (numbers as a multiset,
+    outside dates and times), and each labelled number must follow its label."""
     wanted_dates = {d for fact in facts for d in dates(fact)}
     wanted_times = {t for fact in facts for t in clock_times(fact)}
     wanted_rooms = {fact for fact in facts if fact in room_names}
@@ -77,4 +87,6 @@ def states_exactly(text: str, facts: tuple[str, ...], room_names: tuple[str, ...
     return ((not wanted_dates or dates(text) == wanted_dates)
             and (not wanted_times or clock_times(text) == wanted_times)
             and (not wanted_rooms or rooms(text, room_names) == wanted_rooms)
-            and (not wanted_numbers or numbers(text) == wanted_numbers))
+            and (not wanted_numbers or numbers(text) == wanted_numbers)
+            and all(labels(text, m[1], float(m[2].replace(",", ""))) for fact in facts if not dates(fact)
+                    and (m := _LABELLED.match(fact))))

@@ -418,7 +418,8 @@ def shipments_to_customer(w: World, c: Catalog, rng: random.Random) -> list[Inst
         out.append(Instance(
             request=f"Email {contact.name} ({contact.address}) at {customer} their Q3 shipment numbers (July to "
                     f"September) from the sheet '{w.docs[doc_id].name}'.",
-            params={"to": contact.address, "numbers": numbers}, may_change=["new:mail"],
+            params={"to": contact.address, "numbers": numbers, "months": [cells[f"A{r}"] for r in (2, 3, 4)]},
+            may_change=["new:mail"],
             approve=[Confirmable(action="send_mail", recipients=[contact.address])],
             solution=[call("search_drive", query=w.docs[doc_id].name), call("read_cells", doc_id=doc_id, cells="A1:B10"),
                       call("request_confirmation", action="send_mail", recipients=[contact.address],
