@@ -115,7 +115,7 @@ def _new_message(w: World, folder: str, to: list[str], subject: str, body: str, 
     return m
 
 
-def addresses(items: list[str]) -> list[str] | Outcome:
+def parsed_addresses(items: list[str]) -> list[str] | Outcome:
     """An address list parsed (`addresses.parse_recipients`), or the 400 that says which item is not an address."""
     if not items:
         return _fail("400 bad request: no recipients")
@@ -126,8 +126,8 @@ def addresses(items: list[str]) -> list[str] | Outcome:
 
 
 def _mail(w: World, folder: str, a: dict[str, Any]) -> Message | Outcome:
-    to = addresses(a["to"])
-    cc = addresses(a["cc"]) if a["cc"] else []
+    to = parsed_addresses(a["to"])
+    cc = parsed_addresses(a["cc"]) if a["cc"] else []
     if isinstance(to, Outcome):
         return to
     if isinstance(cc, Outcome):
@@ -169,7 +169,7 @@ def do_forward_mail(w: World, a: dict[str, Any]) -> Outcome:
     original = _message(w, a["message_id"])
     if isinstance(original, Outcome):
         return original
-    to = addresses(a["to"])
+    to = parsed_addresses(a["to"])
     if isinstance(to, Outcome):
         return to
     m = _new_message(w, "sent", to, f"Fwd: {original.subject}", forwarded_body(a["note"], original), None)
@@ -377,7 +377,7 @@ def do_share_doc(w: World, a: dict[str, Any]) -> Outcome:
     d = _doc(w, a["doc_id"], edit=True)
     if isinstance(d, Outcome):
         return d
-    people = addresses(a["addresses"])
+    people = parsed_addresses(a["addresses"])
     if isinstance(people, Outcome):
         return people
     shared = dict(d.shared)
