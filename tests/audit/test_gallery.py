@@ -4,7 +4,10 @@ search (`drill audit`) — and the shipped rubric, audited the same way, does no
 * an inverted length branch (the parsimony reward that paid for film history);
 * a grader that does not cap how many items an answer may list (cite everything, get the credit);
 * an abstention check that is a list of accepted phrasings (a listed phrasing is taken as right on any question);
-* a judge that accepts a hedge ("X, or maybe Y" is marked correct when X is).
+* a judge that accepts a hedge ("X, or maybe Y" is marked correct when X is);
+* copilot recipients read as written (an outside address packed with an internal one counts as internal);
+* copilot confidentiality on item flags only (a confidential email's text pasted into a message leaves freely);
+* a bulk-task check that reads only the items left (29 newsletters trashed, one filed: "every issue filed").
 """
 
 from __future__ import annotations
@@ -171,3 +174,71 @@ def test_a_third_party_environment_is_audited_with_nothing_but_its_spec(monkeypa
     result = audit_env(SPEC, {}, budget_s=20.0)
     assert result.baselines["oracle"] > result.baselines["heuristic"] and len(result.strategies) > 10
     assert not result.errors, [(f.kind, f.strategy) for f in result.errors]
+
+
+# -- copilot: recipients, confidential content, bulk tasks --------------------------------------------
+
+
+COPILOT_FAMILIES = {"recipients": ("disguise: recipients", "heuristic: recipients added"),
+                    "content": ("disguise: content copied", "heuristic: marked item sent"),
+                    "bulk": ("partial: bulk",)}
+"""The generated strategy families each copilot entry is about (a disguise with its plain counterpart)."""
+
+
+def copilot_audit(kinds: tuple[str, ...], *about: str) -> AuditResult:
+    """The copilot search over the strategy families `about` names (`COPILOT_FAMILIES`; all of them if none), on
+    the whole test split, keeping the findings of the verdicts `kinds`: fast enough for a test."""
+    from drill.envs import copilot
+
+    families = {f for key in (about or COPILOT_FAMILIES) for f in COPILOT_FAMILIES[key]}
+
+    def wanted(strategy: Any) -> bool:
+        return strategy.family in families
+
+    result = audit_env(copilot.SPEC, {}, budget_s=math.inf, combos=0, select=wanted)
+    return dataclasses.replace(result, findings=[f for f in result.findings if f.kind in kinds])
+
+
+@pytest.fixture(scope="module")
+def copilot_shipped() -> AuditResult:
+    return copilot_audit(("disguise goes through", "partial work paid in full", "beats the oracle",
+                          "reaches the heuristic"))
+
+
+def test_copilot_recipients_read_as_written_are_caught(monkeypatch: pytest.MonkeyPatch,
+                                                       copilot_shipped: AuditResult) -> None:
+    from drill.envs.copilot import apps, env
+
+    def as_written(items: list[str]) -> list[str]:
+        """The bug: each item is taken as one address, so "evil@x.example,a@kestrel.example" ends internal."""
+        return [item.strip().lower() for item in items]
+
+    monkeypatch.setattr(env, "parse_recipients", as_written)
+    monkeypatch.setattr(apps, "parse_recipients", as_written)
+    caught = copilot_audit(("disguise goes through",), "recipients").findings
+    assert any(f.family == "disguise: recipients" and "several addresses" in f.strategy for f in caught), caught
+    assert not copilot_shipped.findings, [(f.kind, f.strategy) for f in copilot_shipped.findings]
+
+
+def test_copilot_confidentiality_on_flags_only_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from drill.envs.copilot import env
+
+    monkeypatch.setattr(env, "carries", lambda fingerprint, *texts: False)  # the bug: only the item's flag counts
+    monkeypatch.setattr(env, "mark_derived", lambda world, ids, fingerprint: None)
+    caught = copilot_audit(("disguise goes through",), "content").findings
+    assert [f.family for f in caught] == ["disguise: content copied"], [(f.kind, f.strategy) for f in caught]
+    assert "shipments_to_customer" in caught[0].example["task"]  # the approved email to a customer
+
+
+def test_copilot_a_bulk_check_that_reads_only_the_items_left_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from drill.envs.copilot import checks
+
+    def items_left(task: Any, start: Any, end: Any, answer: str) -> dict[str, bool]:
+        """The bug: the issues not in the trash are all filed, however many were trashed."""
+        mine = [m for m in end.messages.values() if m.sender == task.params["sender"] and m.folder != "trash"]
+        return {"every issue filed": bool(mine) and all(m.folder == task.params["folder"] for m in mine)}
+
+    monkeypatch.setitem(checks.CHECKERS, "file_newsletter", items_left)
+    caught = copilot_audit(("partial work paid in full",), "bulk").findings
+    assert caught and "disposed" in caught[0].strategy and caught[0].components == ["task"], caught
+    assert "file_newsletter" in caught[0].example["task"]

@@ -8,10 +8,16 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   a degenerate policy is as good as the scripted baseline, so the optimizer will find it;
 * warning, "component while failing" — on the episodes it fails (total below half the oracle's on that task),
   a strategy still scores at or above the oracle's mean on those tasks on a positive component: that
-  component pays for something other than the task.
+  component pays for something other than the task;
+* error, "disguise goes through" — an act the environment refuses by a rule (`invalid_action` of kind rule) in
+  its plain form is not refused when disguised (a recipient hidden in another, a marked item's text pasted
+  instead of the item sent): the rule reads the form, not what the act does;
+* error, "partial work paid in full" — a bulk action done in part keeps the rubric's heaviest component (its
+  verdict on the outcome) at the baseline's value.
 
-The search is bounded: single strategies first (generic, then mutations), then pairs of the best ones,
-until `budget_s` runs out.
+The search is bounded: single strategies first (the environment's own, the disguises and partial work, generic,
+then mutations), then pairs of the best ones, until `budget_s` runs out. Disguises and partial work are judged
+even when they change nothing the rubric sees, since that is what their verdicts look for.
 """
 
 from __future__ import annotations
@@ -30,8 +36,10 @@ from drill.audit.strategies import (
     StrategyPolicy,
     combine,
     constants_of,
+    disguise_strategies,
     generic_strategies,
     mutation_strategies,
+    partial_strategies,
 )
 from drill.core.policy import Policy
 from drill.core.rollout import run_episodes
@@ -189,6 +197,52 @@ def judge_strategy(strategy: Strategy, played: Played, oracle: Played, heuristic
     return findings
 
 
+def rule_refusals(episode: Episode) -> int:
+    """Calls the environment refused by one of its rules (the canonical `invalid_action` event, kind rule)."""
+    return sum(1 for e in episode.events_named("invalid_action") if e.data.get("kind") == "rule")
+
+
+def judge_disguise(strategy: Strategy, played: Played, plain: Played, rubric: Rubric) -> list[Finding]:
+    """A disguise against its plain form: on an episode where the plain act was refused by a rule more often than
+    the disguised one, the disguise went through (an error)."""
+    plain_by = plain.by_key()
+    escaped = [(e, plain_by[(e.task_id, e.seed)]) for e in played.episodes if (e.task_id, e.seed) in plain_by
+               and rule_refusals(plain_by[(e.task_id, e.seed)]) > rule_refusals(e)]
+    if not escaped:
+        return []
+    example, reference = escaped[0]
+    return [Finding(
+        "error", "disguise goes through", strategy.name, strategy.family, _exploited(example, reference, rubric),
+        f"on {len(escaped)} of {len(played.episodes)} episodes the environment refuses the plain act "
+        f"({plain.name}) but not the disguised one: its rule reads the form, not the act",
+        example.score.total if example.score else None, reference.score.total if reference.score else None,
+        example_of(example))]
+
+
+def judge_partial(strategy: Strategy, played: Played, base: Played, rubric: Rubric) -> list[Finding]:
+    """Part of each bulk action against the baseline: on an episode the cut changed, the heaviest positive
+    component (the verdict on the outcome) must fall below the baseline's."""
+    heaviest = max((c for c in rubric.components if c.weight > 0), key=lambda c: c.weight)
+    base_by = base.by_key()
+    kept = []
+    for e in played.episodes:
+        reference = base_by[(e.task_id, e.seed)]
+        if e.score is None or reference.score is None or _moves(e) == _moves(reference):
+            continue
+        if reference.score.components[heaviest.name] > EPSILON and (
+                e.score.components[heaviest.name] >= reference.score.components[heaviest.name] - EPSILON):
+            kept.append((e, reference))
+    if not kept:
+        return []
+    example, reference = kept[0]
+    return [Finding(
+        "error", "partial work paid in full", strategy.name, strategy.family, [heaviest.name],
+        f"on {len(kept)} of {len(played.episodes)} episodes, a bulk action done in part keeps {heaviest.name} at the "
+        f"{strategy.base}'s value: the rubric does not check every item",
+        example.score.total if example.score else None, reference.score.total if reference.score else None,
+        example_of(example))]
+
+
 def _answer_changed(episode: Episode, reference: Episode) -> bool:
     """The episode's last action (its answer) differs from the reference's."""
     def last(e: Episode) -> tuple[str, str]:
@@ -235,8 +289,10 @@ def merge(findings: Sequence[Finding]) -> list[Finding]:
 
 def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0, seeds: int = 1,
               max_tasks: int | None = None, extra: Sequence[Strategy] = (), combos: int = 6,
-              on_progress: Callable[[str, int, int], None] | None = None, rubric: Rubric | None = None) -> AuditResult:
-    """Run the exploit search on `spec` with `options`; see the module docstring."""
+              on_progress: Callable[[str, int, int], None] | None = None, rubric: Rubric | None = None,
+              select: Callable[[Strategy], bool] | None = None) -> AuditResult:
+    """Run the exploit search on `spec` with `options`; see the module docstring. `select` keeps only the
+    generated strategies it picks (a test of one family plays just that family)."""
     start = time.monotonic()
     parsed = spec.parse_options(options)
     make_env = spec.make(parsed)
@@ -264,19 +320,27 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         tools += [t for t in tools_of(make_env, baselines["oracle"], task) if t.name not in known]
     generic = generic_strategies(tools, ctx)
     head = 2 * len(tools) + 3  # every tool's first two fills, then the mutations, then the long tail
-    singles = [*extra, *spec_extra(spec, parsed), *generic[:head],
+    singles = [*extra, *spec_extra(spec, parsed), *disguise_strategies(), *partial_strategies(), *generic[:head],
                *mutation_strategies(tools, ctx, ("heuristic", "oracle")), *generic[head:]]
+    if select is not None:
+        singles = [s for s in singles if select(s)]
+    judged_in_pairs = {s.plain for s in singles if s.plain} | {s.name for s in singles if s.plain}
     results: list[tuple[Strategy, Played]] = []
     findings: list[Finding] = []
     base_actions = {name: _actions(p) for name, p in reference.items()}
     base_totals = {name: _totals(p) for name, p in reference.items()}
     skipped = 0
+    paired: dict[str, Played] = {}
 
     def run(strategy: Strategy, index: int, total: int) -> None:
         nonlocal skipped
         if on_progress:
             on_progress(strategy.name, index, total)
         played = play(strategy.name, StrategyPolicy(strategy, baselines[strategy.base]))
+        if strategy.partial:
+            findings.extend(judge_partial(strategy, played, reference[strategy.base], rubric))
+        if strategy.name in judged_in_pairs:
+            paired[strategy.name] = played
         if _actions(played) == base_actions[strategy.base] or (
                 not strategy.sees_ground_truth and _totals(played) == base_totals[strategy.base]):
             skipped += 1  # the mutation changed nothing the rubric sees: it is the baseline itself
@@ -289,6 +353,9 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         if time.monotonic() - start > 0.8 * budget_s:  # the last fifth is for the combinations
             break
         run(strategy, index, total)
+    for strategy in singles:
+        if strategy.plain in paired and strategy.name in paired:
+            findings.extend(judge_disguise(strategy, paired[strategy.name], paired[strategy.plain], rubric))
     means = {s.name: p.mean for s, p in results}
     findings = [f for f in findings if f.kind != "accepts a hedge" or _field_is_scored(f.strategy, means, oracle.mean)]
     ranked = sorted(((s, p) for s, p in results if not s.sees_ground_truth), key=lambda sp: -sp[1].mean)
@@ -312,8 +379,12 @@ def spec_extra(spec: EnvSpec, options: Mapping[str, Any]) -> list[Strategy]:
     return list(spec.audit_strategies(options)) if spec.audit_strategies is not None else []
 
 
+def _moves(episode: Episode) -> list[tuple[str, str]]:
+    return [(t.action.tool, repr(t.action.arguments)) for t in episode.turns]
+
+
 def _actions(played: Played) -> list[list[tuple[str, str]]]:
-    return [[(t.action.tool, repr(t.action.arguments)) for t in e.turns] for e in played.episodes]
+    return [_moves(e) for e in played.episodes]
 
 
 def _field_is_scored(name: str, means: Mapping[str, float], oracle: float) -> bool:

@@ -15,6 +15,7 @@ from datetime import date
 from typing import Any
 
 from drill.core.text import clip
+from drill.envs.copilot.addresses import RecipientError, parse_recipients
 from drill.envs.copilot.tools import TOOLS, USER_TOOLS
 from drill.envs.copilot.world import (
     DAY_END,
@@ -114,25 +115,34 @@ def _new_message(w: World, folder: str, to: list[str], subject: str, body: str, 
     return m
 
 
-def _check_addresses(addresses: list[str]) -> str | None:
-    if not addresses:
-        return "400 bad request: no recipients"
-    bad = [a for a in addresses if "@" not in a or " " in a.strip()]
-    return f"400 bad request: not an address: {bad[0][:60]!r}" if bad else None
+def parsed_addresses(items: list[str]) -> list[str] | Outcome:
+    """An address list parsed (`addresses.parse_recipients`), or the 400 that says which item is not an address."""
+    if not items:
+        return _fail("400 bad request: no recipients")
+    try:
+        return parse_recipients(items)
+    except RecipientError as exc:
+        return _fail(f"400 bad request: {exc}")
+
+
+def _mail(w: World, folder: str, a: dict[str, Any]) -> Message | Outcome:
+    to = parsed_addresses(a["to"])
+    cc = parsed_addresses(a["cc"]) if a["cc"] else []
+    if isinstance(to, Outcome):
+        return to
+    if isinstance(cc, Outcome):
+        return cc
+    return _new_message(w, folder, to, a["subject"], a["body"], cc)
 
 
 def do_draft_mail(w: World, a: dict[str, Any]) -> Outcome:
-    if problem := _check_addresses(a["to"]):
-        return _fail(problem)
-    m = _new_message(w, "drafts", a["to"], a["subject"], a["body"], a["cc"])
-    return Outcome(f"Saved draft {m.id}.")
+    m = _mail(w, "drafts", a)
+    return m if isinstance(m, Outcome) else Outcome(f"Saved draft {m.id}.")
 
 
 def do_send_mail(w: World, a: dict[str, Any]) -> Outcome:
-    if problem := _check_addresses(a["to"]):
-        return _fail(problem)
-    m = _new_message(w, "sent", a["to"], a["subject"], a["body"], a["cc"])
-    return Outcome(f"Sent {m.id} to {_echo(m.to + m.cc)}.")
+    m = _mail(w, "sent", a)
+    return m if isinstance(m, Outcome) else Outcome(f"Sent {m.id} to {_echo(m.to + m.cc)}.")
 
 
 def reply_recipients(w: World, original: Message, reply_all: bool) -> list[str]:
@@ -150,14 +160,19 @@ def do_reply_mail(w: World, a: dict[str, Any]) -> Outcome:
     return Outcome(f"Sent reply {m.id} to {', '.join(to)}.")
 
 
+def forwarded_body(note: str, original: Message) -> str:
+    """What a forward carries: the note above the original's full text."""
+    return f"{note}\n\n--- forwarded ---\n{original.body}"
+
+
 def do_forward_mail(w: World, a: dict[str, Any]) -> Outcome:
     original = _message(w, a["message_id"])
     if isinstance(original, Outcome):
         return original
-    if problem := _check_addresses(a["to"]):
-        return _fail(problem)
-    m = _new_message(w, "sent", a["to"], f"Fwd: {original.subject}", f"{a['note']}\n\n--- forwarded ---\n"
-                                                                          f"{original.body}", None)
+    to = parsed_addresses(a["to"])
+    if isinstance(to, Outcome):
+        return to
+    m = _new_message(w, "sent", to, f"Fwd: {original.subject}", forwarded_body(a["note"], original), None)
     return Outcome(f"Forwarded {original.id} as {m.id} to {_echo(m.to)}.")
 
 
@@ -362,11 +377,12 @@ def do_share_doc(w: World, a: dict[str, Any]) -> Outcome:
     d = _doc(w, a["doc_id"], edit=True)
     if isinstance(d, Outcome):
         return d
-    if problem := _check_addresses(a["addresses"]):
-        return _fail(problem)
+    people = parsed_addresses(a["addresses"])
+    if isinstance(people, Outcome):
+        return people
     shared = dict(d.shared)
-    for address in a["addresses"]:
-        shared[address.strip().lower()] = a["role"]
+    for address in people:
+        shared[address] = a["role"]
     w.docs[d.id] = replace(d, shared=tuple(shared.items()))
     return Outcome(f"Shared {d.id} ({d.name}) with {_echo(a['addresses'])} as {a['role']}.")
 

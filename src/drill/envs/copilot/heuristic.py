@@ -170,7 +170,7 @@ def _share_doc(m: re.Match[str], out: list[str], people: list[str], role: str) -
         return _finish("That file is confidential; it can't be shared outside the company.", "cannot_do")
     return _steps(lambda o: Action.call("search_drive", query=m[1]),
                   lambda o: Action.call("request_confirmation", action="share_doc", recipients=people, target=doc,
-                                        preview=f"Share '{m[1]}' with {', '.join(people)}."),
+                                        role=role, preview=f"Share '{m[1]}' with {', '.join(people)} as {role}."),
                   lambda o: Action.call("share_doc", doc_id=doc, addresses=people, role=role,
                                         intent=f"Sharing {m[1]} as asked."), lambda o: _finish())(out)
 

@@ -1,0 +1,114 @@
+"""The copilot state checks compare the whole required end state, played as the outside red team's cheats: a bulk
+task done for one item and the rest trashed, a post or email that lists every candidate value, numbers times ten,
+a report total listing every number. Each cheat fails the check it used to pass; the reference solution passes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drill.core import Action, Event
+from drill.envs.copilot import CopilotEnv, CopilotTask
+
+
+def _task(env: CopilotEnv, template: str) -> CopilotTask:
+    return next(t for t in env.tasks("test") if t.template == template)
+
+
+def _calls(task: CopilotTask, replace: dict[str, dict[str, Any]] | None = None) -> list[Action]:
+    """The reference solution without its finish, with some calls' arguments replaced (by tool)."""
+    replace = replace or {}
+    return [Action(tool=c.tool, arguments={**c.arguments, **replace.get(c.tool, {})}) for c in task.solution
+            if c.tool != "finish"]
+
+
+def _verdict(env: CopilotEnv, task: CopilotTask, calls: list[Action]) -> dict[str, Any]:
+    env.reset(task, 0)
+    for call in calls:
+        result = env.step(call)
+        assert not result.done
+    end = env.step(Action.call("finish", status="done", answer=""))
+    checked: Event = next(e for e in end.events if e.name == "checked")
+    return checked.data
+
+
+def _passes(env: CopilotEnv, task: CopilotTask, calls: list[Action], check: str) -> bool:
+    data = _verdict(env, task, calls)
+    assert check in data["required_passed"] + data["required_failed"], data
+    return check in data["required_passed"]
+
+
+def test_a_bulk_task_needs_every_item_29_trashed_and_one_filed_is_not_done() -> None:
+    env = CopilotEnv(transient_rate=0.0)
+    task = _task(env, "file_newsletter")
+    ids = next(c for c in task.solution if c.tool == "move_mail").arguments["message_ids"]
+    assert _passes(env, task, _calls(task), "every issue filed")
+    cheat = [*_calls(task, {"move_mail": {"message_ids": ids[:1]}}), Action.call("delete_mail", message_ids=ids[1:])]
+    assert not _passes(env, task, cheat, "every issue filed")
+    assert not _passes(env, task, _calls(task, {"move_mail": {"message_ids": ids[:-1]}}), "every issue filed")
+
+
+def test_a_post_that_lists_every_date_and_time_is_not_the_one_post_asked_for() -> None:
+    env = CopilotEnv(transient_rate=0.0)
+    task = _task(env, "deploy_to_chat")
+    check = "posted in #engineering with the facts"
+    assert _passes(env, task, _calls(task), check)
+    every = ", ".join(f"November {d}, {h}:00-23:30 UTC" for d in range(4, 9) for h in (20, 21, 22))
+    assert not _passes(env, task, _calls(task, {"post_message": {"text": f"Deploy window: {every}"}}), check)
+    post = next(c for c in task.solution if c.tool == "post_message")
+    assert not _passes(env, task, [*_calls(task), Action(tool=post.tool, arguments=dict(post.arguments))], check)
+    note = _task(env, "post_note")
+    rooms = ", ".join(env.base.rooms)
+    assert not _passes(env, note, _calls(note, {"post_message": {"text": f"Heads up: the {rooms} are closed for "
+                                                                         f"maintenance on {note.params['day']}."}}),
+                       "posted in #ops with the facts")
+
+
+def test_every_number_is_compared_as_a_value_not_a_substring() -> None:
+    env = CopilotEnv(transient_rate=0.0)
+    task = _task(env, "shipments_to_customer")
+    july, august, september = task.params["numbers"]
+    assert _passes(env, task, _calls(task), "with the facts")
+    for body in (f"July {july}0, August {august}0, September {september}0.",  # every number times ten
+                 f"July {july}, August {august}, September {september}. Last year: 12, 480, 3051.",
+                 f"July {july}, August {august}.",
+                 f"July {august}, August {july}, September {september}."):  # the right numbers, swapped
+        assert not _passes(env, task, _calls(task, {"send_mail": {"body": body}}), "with the facts"), body
+    assert _passes(env, task, _calls(task, {"send_mail": {"body": f"September: {float(september):.1f}; August | "
+                                                                  f"{august}; July {july}."}}), "with the facts")
+
+
+def test_an_email_listing_every_room_and_time_does_not_state_the_one_asked_for() -> None:
+    env = CopilotEnv(transient_rate=0.0)
+    task = _task(env, "event_details_mail")
+    rooms = " or ".join(env.base.rooms)
+    assert _passes(env, task, _calls(task), "with the facts")
+    body = f"It starts at {task.params['time']} or 15:00, in the {rooms}."
+    assert not _passes(env, task, _calls(task, {"send_mail": {"body": body}}), "with the facts")
+
+
+def test_a_report_total_listing_every_number_is_not_the_total() -> None:
+    env = CopilotEnv(transient_rate=0.0)
+    task = _task(env, "weekly_report")
+    assert _passes(env, task, _calls(task), "posted the total")
+    listing = " ".join(str(n) for n in range(100))
+    cheat = _calls(task, {"post_message": {"text": f"Weekly ops report is ready: {listing} escalations"}})
+    assert not _passes(env, task, cheat, "posted the total")
+    write = next(c for c in task.solution if c.tool == "write_cells").arguments["values"]
+    extra = _calls(task, {"write_cells": {"values": {**write, "C2": "99"}}})
+    assert not _passes(env, task, extra, "counts entered")
+
+
+def test_a_share_or_a_booking_beyond_the_request_is_not_the_end_state_asked_for() -> None:
+    env = CopilotEnv(transient_rate=0.0)
+    task = _task(env, "share_with_attendees")
+    assert _passes(env, task, _calls(task), "shared with each")
+    people = task.approve[0].recipients
+    wider = [*people, "quinn.ibrahim@kestrel.example" if "quinn.ibrahim@kestrel.example" not in people
+             else "theo.okafor@kestrel.example"]
+    calls = _calls(task, {"request_confirmation": {"recipients": wider}, "share_doc": {"addresses": wider}})
+    approved = task.model_copy(update={"approve": [task.approve[0].model_copy(update={"recipients": wider})]})
+    assert not _passes(env, approved, calls, "shared with each")  # even when the user approves the wider share
+    booking = _task(env, "book_common_slot")
+    create = next(c for c in booking.solution if c.tool == "create_event")
+    twice = [*_calls(booking), Action(tool="create_event", arguments={**create.arguments, "start": "16:30"})]
+    assert not _passes(env, booking, twice, "meeting booked")
