@@ -57,7 +57,7 @@ BRIEFS: dict[str, str] = {
     ),
 }
 
-_TITLES = {"sre": "SRE", "oversight": "Oversight", "dev": "Dev", "manager": "Manager"}
+TITLES = {"sre": "SRE", "oversight": "Oversight", "dev": "Dev", "manager": "Manager"}
 _LOG_LINES, _TRACE_LINES, _CHAT_LINES, _INBOX_LINES = 10, 12, 10, 4
 
 
@@ -126,7 +126,7 @@ def _messages(world: WorldSim, role: str) -> tuple[ChatLine, ...]:
 
 def render_view(world: WorldSim, role: str, budget: int, last_result: LastResult | None) -> str:
     step = min(world.step, budget)
-    parts = [f"Step {step} of {budget}. You are the {_TITLES[role]}."]
+    parts = [f"Step {step} of {budget}. You are the {TITLES[role]}."]
     if last_result is not None:
         parts.append(f"Your last action: {last_result.text}")
     if role in ("sre", "oversight"):
