@@ -24,7 +24,7 @@ from drill.core import Action, Observation, Policy, PolicyInfo, PolicyInput, Tur
 from drill.envs.chaosops.env import REMITS, ChaosOpsObservation, ChaosOpsTask, build_world
 from drill.envs.chaosops.failures import FAILURES, SERVICES, TEAMS
 from drill.envs.chaosops.views import RoleView
-from drill.envs.chaosops.world import Alert
+from drill.envs.chaosops.world import DEPENDS_ON, Alert
 
 # -- random -------------------------------------------------------------------------------------
 
@@ -91,6 +91,20 @@ def _loudest(alerts: Sequence[Alert]) -> tuple[str | None, list[str]]:
         return None, []
     loudest = max(critical, key=lambda s: scores[s])
     return loudest, kinds[loudest]
+
+
+def _suspect(alerts: Sequence[Alert]) -> tuple[str | None, list[str]]:
+    """The service to diagnose and fix: the loudest one, or the service it depends on when that one has critical
+    alerts too. Callers retry a failing dependency and can end up louder than it (the hard tier's cascade), and
+    the loudest service alone sent the team to fix payments during a db deadlock."""
+    loudest, kinds = _loudest(alerts)
+    while loudest is not None:
+        failing = [d for d in DEPENDS_ON[loudest] if any(a.service == d and a.severity == "critical" for a in alerts)]
+        if not failing:
+            break
+        loudest = failing[0]
+        kinds = [a.kind for a in alerts if a.service == loudest and a.severity == "critical"]
+    return loudest, kinds
 
 
 def _fixes_tried(history: Sequence[Turn]) -> Counter[tuple[str, str]]:
@@ -190,7 +204,7 @@ class HeuristicPolicy:
         view, role = _view(inp.observation), inp.observation.role
         if role == "manager":
             return self._manager(inp, view)
-        loudest, kinds = _loudest(view.alerts)
+        loudest, kinds = _suspect(view.alerts)
         if role == "oversight":
             if loudest is None or any(t.action.tool == "flag_rogue" for t in inp.own_turns()):
                 return Action.call("noop")
