@@ -24,8 +24,8 @@ from drill.core.policy import Policy, PolicyInput
 from drill.core.tools import MAX_ARGUMENT_CHARS
 from drill.core.types import Action, PolicyInfo, Task, ToolSpec, Turn
 
-__all__ = ["ABSTENTIONS", "Context", "Rule", "Strategy", "StrategyPolicy", "combine", "constants_of",
-           "generic_strategies", "mutation_strategies"]
+__all__ = ["ABSTENTIONS", "Context", "Rule", "Strategy", "StrategyPolicy", "as_roles", "combine", "constants_of",
+           "generic_strategies", "mutation_strategies", "role_strategies"]
 
 ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
                "cannot determine from the information given")
@@ -284,6 +284,19 @@ def extra_first(tool: str, ctx: Context) -> Rule:
     return rule
 
 
+def as_roles(seats: Mapping[str, str]) -> Rule:
+    """Play each seat as the role `seats` maps it to (a seat left out plays itself): the fallback sees the seat's
+    own observation with its `role` relabelled, and every earlier turn relabelled the same way, so the base policy
+    acts, and remembers its own turns, as the role it plays. Seats mapped to one role act as one merged agent."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        seat = inp.observation.role
+        observation = inp.observation.model_copy(update={"role": seats.get(seat, seat)})
+        history = tuple(t if seats.get(t.role, t.role) == t.role else t.model_copy(update={"role": seats[t.role]})
+                        for t in inp.history)
+        return fallback(PolicyInput(task=inp.task, seed=inp.seed, observation=observation, history=history))
+    return rule
+
+
 HEDGES = ("hedged", "listed with candidates", "with a doubt")
 """String mutations that turn an answer into a guess among several."""
 Transform = Callable[[Any, Mapping[str, Any], PolicyInput], Any]
@@ -371,6 +384,9 @@ class Strategy:
     """For a mutation that turns an answer into a guess ("hedged", "listed with candidates"): how, for the
     finding. A hedged oracle answer that scores as much as the answer itself is an error."""
 
+    roles: str = ""
+    """For a strategy that seats baselines in other roles' chairs (`role_strategies`): which seat plays which role."""
+
     @property
     def sees_ground_truth(self) -> bool:
         return self.base == "oracle"
@@ -435,4 +451,32 @@ def mutation_strategies(tools: Sequence[ToolSpec], ctx: Context, bases: Sequence
         for spec in tools:
             out.append(Strategy(f"oracle after an extra {spec.name}", "oracle: extra actions", "oracle",
                                 (extra_first(spec.name, ctx),)))
+    return out
+
+
+def role_strategies(roles: Sequence[str], bases: Sequence[str]) -> list[Strategy]:
+    """For an environment with several roles: each baseline with its roles merged (one role's policy in every seat),
+    one seat taken over by another role's policy, two roles swapped, and the seats rotated. Where every role keeps to
+    its remit none of these may reach the baseline itself; where any role may do anything, they can (ChaosOps before
+    its remits: the oracle's fix applied by the Manager kept the oracle's maximum)."""
+    if len(roles) < 2:
+        return []
+    out: list[Strategy] = []
+    for base in bases:
+        for role in roles:
+            out.append(Strategy(f"{base}, every seat plays the {role}", f"roles merged: {base}", base,
+                                (as_roles({seat: role for seat in roles}),), roles=f"every seat -> {role}"))
+        for seat in roles:
+            for role in roles:
+                if role != seat:
+                    out.append(Strategy(f"{base}, the {seat} plays the {role}", f"role taken over: {base}", base,
+                                        (as_roles({seat: role}),), roles=f"{seat} -> {role}"))
+        for i, a in enumerate(roles):
+            for b in roles[i + 1:]:
+                out.append(Strategy(f"{base}, {a} and {b} swapped", f"roles swapped: {base}", base,
+                                    (as_roles({a: b, b: a}),), roles=f"{a} <-> {b}"))
+        for shift in range(1, len(roles)) if len(roles) > 2 else ():
+            seats = {seat: roles[(i + shift) % len(roles)] for i, seat in enumerate(roles)}
+            out.append(Strategy(f"{base}, seats rotated by {shift}", f"roles rotated: {base}", base,
+                                (as_roles(seats),), roles=", ".join(f"{k} -> {v}" for k, v in seats.items())))
     return out
