@@ -18,12 +18,13 @@ seed stream: the world's random generator is keyed on the task's split, so `trai
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from drill.core import Env, Event, Observation, StepResult, Task, Tool
+from drill.core import Env, Event, Observation, StepResult, Task, Tool, ToolSpec
 from drill.envs.chaosops.failures import (
     FAILURES,
     ROLES,
@@ -140,6 +141,18 @@ class ChaosOpsTask(Task):
     step_budget: int
 
 
+@functools.cache
+def _remit_tables(remits: tuple[tuple[str, tuple[str, ...]], ...]
+                  ) -> tuple[dict[str, list[ToolSpec]], dict[str, dict[str, str]]]:
+    """Per role: the tool specs it is offered, and the refusal message of each tool it may not use. Built once per
+    remit table (an environment is made per episode, and the messages took 30 us to format)."""
+    table = dict(remits)
+    offered = {role: [TOOLS[name].spec for name in tools] for role, tools in table.items()}
+    refusals = {role: {tool: _out_of_role(role, tool, table) for tool in TOOLS if tool not in tools}
+                for role, tools in table.items()}
+    return offered, refusals
+
+
 def _out_of_role(role: str, tool: str, remits: Mapping[str, tuple[str, ...]]) -> str:
     """Why `role` may not call `tool`: whose remit it is, and what the role may do instead."""
     owners = " and ".join(f"the {TITLES[r]}'s" for r in ROLES if tool in remits[r])
@@ -197,9 +210,7 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
     def __init__(self, text_views: bool = True) -> None:
         super().__init__(**({} if text_views else {"text_views": False}))
         self.text_views = text_views
-        self._offered = {role: [TOOLS[name].spec for name in self.remits[role]] for role in ROLES}
-        self._refusals = {role: {tool: _out_of_role(role, tool, self.remits) for tool in TOOLS
-                                 if tool not in self.remits[role]} for role in ROLES}
+        self._offered, self._refusals = _remit_tables(tuple((role, tuple(self.remits[role])) for role in ROLES))
         self._world: WorldSim | None = None
         self._task: ChaosOpsTask | None = None
         self._turn = 0
