@@ -171,7 +171,7 @@ def test_roles_that_may_do_each_others_work_are_caught(monkeypatch: pytest.Monke
     assert any("swapped" in f.strategy or "rotated" in f.strategy for f in caught)
     assert all(f.score is not None and f.score >= result.baselines["oracle"] - 1e-3 for f in caught)
     shipped = audit_roles(chaosops.SPEC, monkeypatch)
-    assert len(shipped.strategies) >= 40  # the role strategies were played and judged, not skipped
+    assert len(shipped.strategies) >= 30  # the role strategies were played and judged, not skipped
     assert [(f.kind, f.strategy) for f in shipped.findings if f.level == "error"
             or f.kind == "reaches the heuristic"] == []
 
