@@ -477,9 +477,9 @@ def mutation_strategies(tools: Sequence[ToolSpec], ctx: Context, bases: Sequence
 
 def role_strategies(roles: Sequence[str], bases: Sequence[str]) -> list[Strategy]:
     """For an environment with several roles: each baseline with its roles merged (one role's policy in every seat),
-    two roles swapped, the seats rotated, and (the heuristic only) one seat taken over by another role's policy. Where every role keeps to
-    its remit none of these may reach the baseline itself; where any role may do anything, they can (ChaosOps before
-    its remits: the oracle's fix applied by the Manager kept the oracle's maximum)."""
+    two roles swapped, the seats rotated, and (the heuristic only) one seat taken over by another role's policy.
+    Where every role keeps to its remit none of these may reach the baseline itself; where any role may do anything,
+    they can (ChaosOps before its remits: the oracle's fix applied by the Manager kept the oracle's maximum)."""
     if len(roles) < 2:
         return []
     out: list[Strategy] = []

@@ -205,10 +205,11 @@ def test_the_readme_states_the_remits_the_environment_enforces() -> None:
 
 OUT_OF_ROLE = [(role, tool) for role in ChaosOpsEnv.roles for tool in TOOLS if tool not in REMITS[role]]
 CALLS = {"identify_root_cause": Action.call("identify_root_cause", cause="deploy_bot_rogue"),
-         "restart": Action.call("restart", target="deploy_bot"), "rollback": Action.call("rollback", service="payments"),
+         "restart": Action.call("restart", target="deploy_bot"),
+         "rollback": Action.call("rollback", service="payments"),
          "scale": Action.call("scale", service="payments", replicas=12),
-         "flag_rogue": Action.call("flag_rogue", agent="deploy_bot"), "escalate": Action.call("escalate", team="network"),
-         "resolve": Action.call("resolve")}
+         "flag_rogue": Action.call("flag_rogue", agent="deploy_bot"),
+         "escalate": Action.call("escalate", team="network"), "resolve": Action.call("resolve")}
 
 
 @pytest.mark.parametrize(("role", "tool"), OUT_OF_ROLE)

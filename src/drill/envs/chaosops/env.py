@@ -155,7 +155,7 @@ def _remit_tables(remits: tuple[tuple[str, tuple[str, ...]], ...]
 
 def _out_of_role(role: str, tool: str, remits: Mapping[str, tuple[str, ...]]) -> str:
     """Why `role` may not call `tool`: whose remit it is, and what the role may do instead."""
-    owners = " and ".join(f"the {TITLES[r]}'s" for r in ROLES if tool in remits[r])
+    owners = " and ".join(f"the {TITLES[r]}'s" for r in ROLES if tool in remits[r]) or "no role's"
     mine = ", ".join(remits[role])
     return (f"{tool} is {owners} to do, not the {TITLES[role]}'s; nothing was done. Your tools: {mine}. "
             "Ask the role whose remit it is with communicate.")

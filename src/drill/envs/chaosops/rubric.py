@@ -21,8 +21,9 @@
 routine fleet activity made misfires common (`drill audit chaosops` found it). An open outage is the worst
 outcome, so it now costs as much as a resolution earns. `out_of_role` is Drill's too: it counts the calls the
 environment refused because the tool belongs to another role's remit (`env.REMITS`), logged apart from the
-format penalty so that a team whose roles are swapped or merged shows why it scores low. `m` is the rogue multiplier. Bonuses are facts paid at most once (the environment emits each bonus
-event once; the components also cap them at 1). Penalties count every occurrence.
+format penalty so that a team whose roles are swapped or merged shows why it scores low. `m` is the rogue
+multiplier. Bonuses are facts paid at most once (the environment emits each bonus event once; the components
+also cap them at 1). Penalties count every occurrence.
 """
 
 from __future__ import annotations
