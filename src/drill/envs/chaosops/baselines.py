@@ -1,15 +1,17 @@
 """Scripted ChaosOps policies: random (the floor), heuristic (alert-driven), oracle (the ceiling).
 
-* `random`: a uniformly random tool with random arguments: turn i plays the i-th draw of a generator
-  seeded with the task and the episode seed, so it is reproducible and depends on nothing else.
-* `heuristic`: reads its own role's structured view (the facts of its text view). The SRE names a
-  cause from the loudest service's alerts and logs and fixes that service; Dev fixes the loudest
-  service from alerts alone; Oversight flags the fleet agent whose change was the last one on the
-  loudest service (recency, not diagnosis: routine fleet work and red herrings fool it); the
-  Manager resolves when the SRE reports all clear.
-* `oracle`: reads the task's ground truth and the event history; it names the root cause at once,
-  flags the rogue before any fix, applies each fix step as early as the physics allows and resolves
-  the moment the incident is mitigated. It is the upper bound every other policy is tested against.
+* `random`: a uniformly random tool of the role's remit with random arguments: turn i plays the i-th draw of a
+  generator seeded with the task and the episode seed, so it is reproducible and depends on nothing else.
+* `heuristic`: reads its own role's structured view (the facts of its text view) and keeps to the role's remit.
+  The suspect is the loudest service, or a service it depends on that has critical alerts too. The SRE names a
+  cause from the suspect's alerts and logs and asks the Dev for a fix; the Dev runs it, or its own guess from the
+  alerts; Oversight flags the fleet agent whose change was the last one on the suspect (recency, not diagnosis:
+  routine fleet work and red herrings fool it); the Manager pages a team when asked and resolves when the SRE
+  reports all clear.
+* `oracle`: reads the task's ground truth and the event history, and keeps to the remits; the SRE names the root
+  cause at once, Oversight flags the rogue before any fix, the Dev (fixes) and the Manager (escalation) apply each
+  fix step as early as the physics allows, and the Manager resolves the moment the incident is mitigated. It is
+  the upper bound every other policy is tested against.
 """
 
 from __future__ import annotations
