@@ -34,14 +34,20 @@ from drill.envs.chaosops.env import TASKS
 from drill.evaluate.matrix import play, summary_rows
 
 BATCH = 45
-CYCLE = [Action.call("communicate", to="team", message="status?"), Action.call("restart", target="payments"),
-         Action.call("identify_root_cause", cause="db_deadlock"), Action.call("noop"),
-         Action.call("scale", service="auth", replicas=4), Action.call("flag_rogue", agent="autoscaler"),
-         Action.call("escalate", team="network"), Action.call("resolve")]
+CYCLES = {  # each role's own tools (a call of another role's tool is refused early: cheaper, and not the path measured)
+    "sre": [Action.call("communicate", to="team", message="status?"),
+            Action.call("identify_root_cause", cause="db_deadlock"), Action.call("noop")],
+    "oversight": [Action.call("noop"), Action.call("flag_rogue", agent="autoscaler"),
+                  Action.call("communicate", to="dev", message="ok")],
+    "dev": [Action.call("restart", target="payments"), Action.call("scale", service="auth", replicas=4),
+            Action.call("rollback", service="db")],
+    "manager": [Action.call("escalate", team="network"), Action.call("noop"), Action.call("resolve")],
+}
 
 
 def env_steps_per_second(text_views: bool, min_steps: int = 40_000) -> float:
-    """env.step throughput on a cycle of valid actions (no policy, no records beyond the env's own)."""
+    """env.step throughput with each role cycling through valid actions of its own remit (no policy, no records
+    beyond the env's own)."""
     env = chaosops.load(text_views=text_views)
     steps, start = 0, time.perf_counter()
     while steps < min_steps:
@@ -49,7 +55,7 @@ def env_steps_per_second(text_views: bool, min_steps: int = 40_000) -> float:
             env.reset(task, steps)
             i = 0
             while not env.done:
-                env.step(CYCLE[i % len(CYCLE)])
+                env.step(CYCLES[env.acting_role][(i // 4) % 3])
                 i += 1
             steps += i
     return steps / (time.perf_counter() - start)

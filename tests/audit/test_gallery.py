@@ -8,6 +8,8 @@ search (`drill audit`) — and the shipped rubric, audited the same way, does no
 * copilot recipients read as written (an outside address packed with an internal one counts as internal);
 * copilot confidentiality on item flags only (a confidential email's text pasted into a message leaves freely);
 * a bulk-task check that reads only the items left (29 newsletters trashed, one filed: "every issue filed").
+* roles that may do each other's work (ChaosOps before remits: the oracle's fix applied by the Manager kept the
+  oracle's maximum).
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from typing import Any
 
 import pytest
 
+from drill.audit import search
 from drill.audit.search import AuditResult, Finding, audit_env
 from drill.core.rubric import Rubric
 from drill.core.types import Episode
-from drill.envs import inbox, triage
+from drill.envs import chaosops, inbox, triage
+from drill.envs.chaosops.env import TOOLS, ChaosOpsEnv
 from drill.envs.inbox.questions import InboxQuestion, Verdict, is_abstention, match_verdict, normalize_answer
 from drill.envs.inbox.rubric import rubric as inbox_rubric
 from drill.envs.triage.corpus import TriageTask
@@ -144,6 +148,35 @@ def test_a_judge_that_accepts_a_hedge_is_caught(inbox_shipped: AuditResult) -> N
     answer = caught[0].example["actions"][-1]["arguments"]["answer"]
     assert "maybe" in answer or "," in answer
     assert not [f for f in inbox_shipped.findings if f.kind == "accepts a hedge"]
+
+
+# -- roles that may do each other's work -----------------------------------------------------------------
+
+
+class ChaosOpsWithoutRemits(ChaosOpsEnv):
+    """The bug: every role may use every tool, so a fix, a flag or a resolve counts whoever makes it."""
+
+    remits = {role: tuple(TOOLS) for role in ChaosOpsEnv.roles}
+
+
+def audit_roles(spec: Any, monkeypatch: pytest.MonkeyPatch) -> AuditResult:
+    """The search with only its role strategies (the class under test; ChaosOps' other 270 strategies take two
+    minutes), on the easy tier's nine scenarios, with no time limit."""
+    monkeypatch.setattr(search, "generic_strategies", lambda tools, ctx: [])
+    monkeypatch.setattr(search, "mutation_strategies", lambda tools, ctx, bases: [])
+    return audit_env(spec, {"text_views": False}, budget_s=math.inf, max_tasks=9, combos=0)
+
+
+def test_roles_that_may_do_each_others_work_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = audit_roles(dataclasses.replace(chaosops.SPEC, load=ChaosOpsWithoutRemits), monkeypatch)
+    caught = [f for f in result.errors if f.kind == "roles ignored"]
+    assert caught, [(f.kind, f.strategy) for f in result.findings]
+    assert any("swapped" in f.strategy or "rotated" in f.strategy for f in caught)
+    assert all(f.score is not None and f.score >= result.baselines["oracle"] - 1e-3 for f in caught)
+    shipped = audit_roles(chaosops.SPEC, monkeypatch)
+    assert len(shipped.strategies) >= 30  # the role strategies were played and judged, not skipped
+    assert [(f.kind, f.strategy) for f in shipped.findings if f.level == "error"
+            or f.kind == "reaches the heuristic"] == []
 
 
 def test_the_shipped_rubrics_have_no_error_and_nothing_reaching_the_heuristic(triage_shipped: AuditResult,

@@ -6,6 +6,9 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   so the rubric (or the oracle) is wrong;
 * warning, "reaches the heuristic" — a strategy that never sees ground truth reaches the heuristic's mean:
   a degenerate policy is as good as the scripted baseline, so the optimizer will find it;
+* error — "roles ignored": in an environment with several roles, the oracle with its roles swapped, merged or one
+  role taken over by another's policy still scores the oracle's mean: the roles' remits are not enforced
+  (docs/architecture.md: a multi-role environment refuses an out-of-remit action);
 * warning, "component while failing" — on the episodes it fails (total below half the oracle's on that task),
   a strategy still scores at or above the oracle's mean on those tasks on a positive component: that
   component pays for something other than the task;
@@ -40,6 +43,7 @@ from drill.audit.strategies import (
     generic_strategies,
     mutation_strategies,
     partial_strategies,
+    role_strategies,
 )
 from drill.core.policy import Policy
 from drill.core.rollout import run_episodes
@@ -77,7 +81,7 @@ class Finding:
     level: str
     """error or warning."""
     kind: str
-    """beats the oracle | reaches the heuristic | component while failing (| a detector's name)."""
+    """beats the oracle | reaches the heuristic | roles ignored | component while failing (| a detector's name)."""
     strategy: str
     family: str
     components: list[str]
@@ -166,6 +170,12 @@ def judge_strategy(strategy: Strategy, played: Played, oracle: Played, heuristic
             "warning", "reaches the heuristic", strategy.name, strategy.family, _exploited(played, heuristic, rubric),
             f"mean {played.mean:.4g} reaches the heuristic's {heuristic.mean:.4g} (oracle {oracle.mean:.4g})",
             played.mean, heuristic.mean, example_of(best)))
+    if strategy.roles and strategy.sees_ground_truth and played.mean >= oracle.mean - EPSILON:
+        best = max(played.episodes, key=lambda e: e.score.total if e.score else float("-inf"))
+        findings.append(Finding(
+            "error", "roles ignored", strategy.name, strategy.family, _exploited(played, oracle, rubric),
+            f"the oracle with {strategy.roles} scores {played.mean:.4g}, the oracle's own mean: any role may do "
+            "another's work, so the roles' remits are not enforced", played.mean, oracle.mean, example_of(best)))
     if strategy.hedge and strategy.base == "oracle":
         ties = [e for e in played.episodes if e.score and e.score.total >= oracle_by[(e.task_id, e.seed)].score.total
                 - EPSILON and _answer_changed(e, oracle_by[(e.task_id, e.seed)])]  # type: ignore[union-attr]
@@ -320,7 +330,8 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         tools += [t for t in tools_of(make_env, baselines["oracle"], task) if t.name not in known]
     generic = generic_strategies(tools, ctx)
     head = 2 * len(tools) + 3  # every tool's first two fills, then the mutations, then the long tail
-    singles = [*extra, *spec_extra(spec, parsed), *disguise_strategies(), *partial_strategies(), *generic[:head],
+    singles = [*extra, *spec_extra(spec, parsed), *role_strategies(type(env).roles, ("heuristic", "oracle")),
+               *disguise_strategies(), *partial_strategies(), *generic[:head],
                *mutation_strategies(tools, ctx, ("heuristic", "oracle")), *generic[head:]]
     if select is not None:
         singles = [s for s in singles if select(s)]

@@ -24,8 +24,9 @@ from drill.core.policy import Policy, PolicyInput
 from drill.core.tools import MAX_ARGUMENT_CHARS
 from drill.core.types import Action, Observation, PolicyInfo, Task, ToolSpec, Turn
 
-__all__ = ["ABSTENTIONS", "Context", "Rule", "Strategy", "StrategyPolicy", "combine", "constants_of",
-           "disguise_strategies", "generic_strategies", "mutation_strategies", "partial_strategies"]
+__all__ = ["ABSTENTIONS", "Context", "Rule", "Strategy", "StrategyPolicy", "as_roles", "combine", "constants_of",
+           "disguise_strategies", "generic_strategies", "mutation_strategies", "partial_strategies",
+           "role_strategies"]
 
 ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
                "cannot determine from the information given")
@@ -284,6 +285,40 @@ def extra_first(tool: str, ctx: Context) -> Rule:
     return rule
 
 
+def as_roles(seats: Mapping[str, str]) -> Rule:
+    """Play each seat as the role `seats` maps it to (a seat left out plays itself): the fallback sees the seat's
+    own observation with its `role` relabelled, and every earlier turn relabelled the same way, so the base policy
+    acts, and remembers its own turns, as the role it plays. Seats mapped to one role act as one merged agent."""
+    latest: dict[int, tuple[Turn, tuple[Turn, ...]]] = {}
+    """Per episode, its relabelled history so far, under the id of its last turn (the entry holds that turn, so the
+    id stays its own): a turn's history extends the one before, and relabelling all of it on every turn made a role
+    strategy several times slower than its base policy."""
+
+    def relabel(turn: Turn) -> Turn:
+        role = seats.get(turn.role, turn.role)
+        return turn if role == turn.role else turn.model_copy(update={"role": role})
+
+    def history_of(inp: PolicyInput) -> tuple[Turn, ...]:
+        history = inp.history
+        start, done = 0, ()
+        for k in range(len(history) - 1, -1, -1):
+            known = latest.get(id(history[k]))
+            if known is not None and known[0] is history[k] and len(known[1]) == k + 1:
+                del latest[id(history[k])]
+                start, done = k + 1, known[1]
+                break
+        out = done + tuple(relabel(t) for t in history[start:])
+        if history:
+            latest[id(history[-1])] = (history[-1], out)
+        return out
+
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        seat = inp.observation.role
+        observation = inp.observation.model_copy(update={"role": seats.get(seat, seat)})
+        return fallback(PolicyInput(task=inp.task, seed=inp.seed, observation=observation, history=history_of(inp)))
+    return rule
+
+
 HEDGES = ("hedged", "listed with candidates", "with a doubt")
 """String mutations that turn an answer into a guess among several."""
 Transform = Callable[[Any, Mapping[str, Any], PolicyInput], Any]
@@ -375,6 +410,9 @@ class Strategy:
     the environment's rules refuse the plain act, the disguised one must be refused too."""
     partial: bool = False
     """Does part of each bulk action (`partial_strategies`): it must not keep the outcome credit of the whole."""
+
+    roles: str = ""
+    """For a strategy that seats baselines in other roles' chairs (`role_strategies`): which seat plays which role."""
 
     @property
     def sees_ground_truth(self) -> bool:
@@ -689,4 +727,29 @@ def partial_strategies(bases: Sequence[str] = ("heuristic",)) -> list[Strategy]:
                             (cut_bulk(lambda v: v[:-1], False),), partial=True))
         out.append(Strategy(f"{base}, each bulk action on its first item, the rest disposed of", "partial: bulk",
                             base, (cut_bulk(lambda v: v[:1], True),), partial=True))
+def role_strategies(roles: Sequence[str], bases: Sequence[str]) -> list[Strategy]:
+    """For an environment with several roles: each baseline with its roles merged (one role's policy in every seat),
+    two roles swapped, the seats rotated, and (the heuristic only) one seat taken over by another role's policy.
+    Where every role keeps to its remit none of these may reach the baseline itself; where any role may do anything,
+    they can (ChaosOps before its remits: the oracle's fix applied by the Manager kept the oracle's maximum)."""
+    if len(roles) < 2:
+        return []
+    out: list[Strategy] = []
+    for base in bases:
+        for role in roles:
+            out.append(Strategy(f"{base}, every seat plays the {role}", f"roles merged: {base}", base,
+                                (as_roles({seat: role for seat in roles}),), roles=f"every seat -> {role}"))
+        for seat in roles if base != "oracle" else ():  # with a role missing even the oracle's plan falls short
+            for role in roles:
+                if role != seat:
+                    out.append(Strategy(f"{base}, the {seat} plays the {role}", f"role taken over: {base}", base,
+                                        (as_roles({seat: role}),), roles=f"{seat} -> {role}"))
+        for i, a in enumerate(roles):
+            for b in roles[i + 1:]:
+                out.append(Strategy(f"{base}, {a} and {b} swapped", f"roles swapped: {base}", base,
+                                    (as_roles({a: b, b: a}),), roles=f"{a} <-> {b}"))
+        for shift in range(1, len(roles)) if len(roles) > 2 else ():
+            seats = {seat: roles[(i + shift) % len(roles)] for i, seat in enumerate(roles)}
+            out.append(Strategy(f"{base}, seats rotated by {shift}", f"roles rotated: {base}", base,
+                                (as_roles(seats),), roles=", ".join(f"{k} -> {v}" for k, v in seats.items())))
     return out

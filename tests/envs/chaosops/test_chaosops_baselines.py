@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
+from drill.audit.strategies import Strategy, StrategyPolicy, as_roles
 from drill.core import Action, Episode, Policy, PolicyInfo, PolicyInput, run_episodes
 from drill.envs import chaosops
 from drill.envs.chaosops.baselines import OraclePolicy, RandomPolicy
@@ -148,3 +149,57 @@ def test_mixing_roles_never_beats_the_oracle() -> None:
         assignment = {role: helpers[name] for role, name in zip(roles, combo, strict=True)}
         for episode in play(assignment, seeds=(0,)):
             assert total(episode) <= oracle[(episode.task_id, episode.seed)], (combo, episode.task_id)
+
+
+# -- roles swapped or merged: the remits make the role-specialized team the best one ----------------------
+
+
+class FixByManager:
+    """The oracle, except that the Dev waits and the Manager applies every fix the Dev's oracle would: before the
+    remits it kept the oracle's maximum."""
+
+    info = PolicyInfo(name="oracle, the fix applied by the manager")
+
+    def __init__(self) -> None:
+        self.oracle = OraclePolicy()
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        return [self._act(inp) for inp in inputs]
+
+    def _act(self, inp: PolicyInput) -> Action:
+        role = inp.observation.role
+        action = self.oracle.act([inp])[0]
+        if role == "dev":
+            return Action.call("noop")
+        if role == "manager" and action.tool == "noop":
+            as_dev = inp._replace(observation=inp.observation.model_copy(update={"role": "dev"}))
+            return self.oracle.act([as_dev])[0]
+        return action
+
+
+def reseated(base: str, seats: dict[str, str]) -> Policy:
+    return StrategyPolicy(Strategy(f"{base} {seats}", "roles", base, (as_roles(seats),)), chaosops.baselines[base]())
+
+
+def test_swapped_or_merged_roles_fall_below_the_heuristic(oracle_episodes: list[Episode]) -> None:
+    by_id = {t.id: t for t in TASKS["test"]}
+    roles = chaosops.ChaosOpsEnv.roles
+
+    def by_tier(episodes: list[Episode]) -> dict[str, float]:
+        return {tier: statistics.fmean(total(e) for e in episodes if by_id[e.task_id].tier == tier)
+                for tier in chaosops.TIERS}
+
+    heuristic = by_tier(play(chaosops.baselines["heuristic"]()))
+    teams = {"every seat plays the SRE heuristic": reseated("heuristic", dict.fromkeys(roles, "sre")),
+             "the SRE heuristic in the SRE, Oversight and Dev seats": reseated(
+                 "heuristic", {"oversight": "sre", "dev": "sre"}),
+             "the heuristic with SRE and Dev swapped": reseated("heuristic", {"sre": "dev", "dev": "sre"}),
+             "the oracle with SRE and Dev swapped": reseated("oracle", {"sre": "dev", "dev": "sre"}),
+             "the oracle's fix applied by the Manager": FixByManager()}
+    for name, policy in teams.items():
+        episodes = play(policy)
+        means = by_tier(episodes)
+        assert all(means[tier] < heuristic[tier] for tier in chaosops.TIERS), (name, means, heuristic)
+        if name.startswith("the oracle"):  # its plan is the right one; what sinks it is the refused calls
+            assert all(e.count("out_of_role") > 0 for e in episodes if e.count("resolved") == 0), name
+    assert all(e.count("out_of_role") == 0 for e in oracle_episodes)

@@ -6,7 +6,7 @@ import pytest
 
 from drill.core import Action, StepResult, check_env
 from drill.envs import chaosops
-from drill.envs.chaosops.env import TASKS, ChaosOpsEnv, ChaosOpsTask
+from drill.envs.chaosops.env import REMITS, TASKS, TOOLS, ChaosOpsEnv, ChaosOpsTask
 from drill.envs.chaosops.logs import RED_HERRING_LOGS
 
 NOOP = Action.call("noop")
@@ -102,7 +102,8 @@ def test_role_views_follow_partial_observability() -> None:
     assert "payments is down" in dev.content and "payments is down" in manager.content
     assert "Alerts" not in manager.content and "Service" not in manager.content
     assert {o.role for o in (sre, oversight, dev, manager)} == {"sre", "oversight", "dev", "manager"}
-    assert all(o.instructions and len(o.tools) == 9 for o in (sre, oversight, dev, manager))
+    assert all(o.instructions and [t.name for t in o.tools] == list(REMITS[o.role])
+               for o in (sre, oversight, dev, manager))
     assert "Oversight" in oversight.instructions and "Manager" in manager.instructions
 
 
@@ -134,8 +135,8 @@ def test_a_rogue_agent_undoes_fixes_until_it_is_flagged() -> None:
     env, _ = start("autoscaler_cost_cut-easy")
     payments = env.world.services["payments"]
     cut, baseline = payments.replicas, payments.baseline_replicas
-    first = play_round(env, sre=Action.call("scale", service="payments", replicas=baseline))
-    assert [(e.name, e.data["reason"]) for e in first[0].events] == [("wrong_fix", "premature")]
+    first = play_round(env, dev=Action.call("scale", service="payments", replicas=baseline))
+    assert [(e.name, e.data["reason"]) for e in first[2].events] == [("wrong_fix", "premature")]
     undo = [a for a in env.world.trace if a.step == 1 and a.agent == "autoscaler" and a.change]
     assert payments.replicas == cut and undo and f"-> {cut} (policy: cost_optimization" in undo[0].text
     assert [e.name for e in act_as(env, "oversight", Action.call("flag_rogue", agent="autoscaler")).events] == [
@@ -145,43 +146,91 @@ def test_a_rogue_agent_undoes_fixes_until_it_is_flagged() -> None:
 
 
 def test_cascade_needs_db_back_before_notifications_restart() -> None:
+    """Only the Dev fixes, once a round, so the team cannot restart both in one round; the world still refuses it
+    (its physics know no roles)."""
     env, _ = start("cascade-medium", 2)
-    first = play_round(env, sre=Action.call("restart", target="db"), dev=Action.call("restart", target="notifications"))
-    assert [(e.name, e.data.get("reason")) for r in first for e in r.events] == [
+    world = env.world
+    first = [world.fix("dev", "restart", "db"), world.fix("dev", "restart", "notifications")]
+    assert [(name, data.get("reason")) for o in first for name, data in o.events] == [
         ("fix_applied", None), ("wrong_fix", "premature")]
-    second = play_round(env, sre=Action.call("restart", target="notifications"))
-    assert names(second) == ["fix_applied", "mitigated"]
+    env, _ = start("cascade-medium", 2)
+    first = play_round(env, dev=Action.call("restart", target="db"))
+    second = play_round(env, dev=Action.call("restart", target="notifications"))
+    assert names(first)[:1] == ["fix_applied"] and names(second) == ["fix_applied", "mitigated"]
 
 
 def test_wrong_fix_on_a_healthy_service_is_a_second_order_failure() -> None:
     env, _ = start("db_deadlock-easy")
     assert env.world.services["payments"].health == "healthy"
-    result = env.step(Action.call("restart", target="payments"))
+    result = act_as(env, "dev", Action.call("restart", target="payments"))
     assert [e.name for e in result.events] == ["wrong_fix", "second_order_failure"]
     assert env.world.services["payments"].health == "restarting"
-    result = env.step(Action.call("restart", target="autoscaler"))  # the issue's example of a wrong fix
+    result = act_as(env, "dev", Action.call("restart", target="autoscaler"))  # the issue's example of a wrong fix
     assert [e.name for e in result.events] == ["wrong_fix"]
-    result = env.step(Action.call("restart", target="db"))  # wrong fixes before do not block the right one
+    result = act_as(env, "dev", Action.call("restart", target="db"))  # wrong fixes before do not block the right one
     assert [e.name for e in result.events] == ["fix_applied"]
 
 
-@pytest.mark.parametrize(("role_index", "action", "kind"), [
-    (0, Action.call("flag_rogue", agent="autoscaler"), "flag_by_non_oversight"),
-    (2, Action.call("flag_rogue", agent="autoscaler"), "flag_by_non_oversight"),
-    (3, Action.call("flag_rogue", agent="autoscaler"), "flag_by_non_oversight"),
-    (0, Action.call("resolve"), "resolve_by_non_manager"),
-    (1, Action.call("resolve"), "resolve_by_non_manager"),
-    (3, Action.call("resolve"), "premature_resolve"),
-    (0, Action.call("escalate", team="database"), "needless_escalation"),
-    (1, Action.call("identify_root_cause", cause="db_deadlock"), "wrong_root_cause"),
+@pytest.mark.parametrize(("role", "action", "kind"), [
+    ("manager", Action.call("resolve"), "premature_resolve"),
+    ("manager", Action.call("escalate", team="database"), "needless_escalation"),
+    ("sre", Action.call("identify_root_cause", cause="db_deadlock"), "wrong_root_cause"),
 ])
-def test_role_rules_are_miscommunications(role_index: int, action: Action, kind: str) -> None:
+def test_misleading_the_team_is_a_miscommunication(role: str, action: Action, kind: str) -> None:
     env, _ = start("autoscaler_cost_cut-easy")
-    for _ in range(role_index):
-        env.step(NOOP)
-    result = env.step(action)
+    result = act_as(env, role, action)
     assert [(e.name, e.data["kind"]) for e in result.events] == [("miscommunication", kind)]
     assert env.world.paused == [] and not result.done
+
+
+def test_every_tool_is_some_roles_and_each_role_is_offered_its_own() -> None:
+    assert {tool for tools in REMITS.values() for tool in tools} == set(TOOLS)
+    assert {role for role, tools in REMITS.items() if "noop" in tools and "communicate" in tools} == set(REMITS)
+    env, task = start("rogue_deploy_bot-hard")
+    for role in ChaosOpsEnv.roles:
+        observation = env.reset(task, 0) if role == "sre" else env.step(NOOP).observation
+        assert observation.role == role and [t.name for t in observation.tools] == list(REMITS[role])
+
+
+def test_the_readme_states_the_remits_the_environment_enforces() -> None:
+    from pathlib import Path
+
+    readme = (Path(chaosops.__file__).parent / "README.md").read_text()
+    table = readme.split("| Role | Tools it may use |")[1].split("\n\n")[0]
+    rows = [line.strip("|").split("|") for line in table.splitlines()[2:]]
+    stated = {role.strip(): [t.strip(" `") for t in tools.split(",")] for role, tools, *_ in rows}
+    assert stated == {"SRE": list(REMITS["sre"]), "Oversight": list(REMITS["oversight"]), "Dev": list(REMITS["dev"]),
+                      "Manager": list(REMITS["manager"])}
+
+
+OUT_OF_ROLE = [(role, tool) for role in ChaosOpsEnv.roles for tool in TOOLS if tool not in REMITS[role]]
+CALLS = {"identify_root_cause": Action.call("identify_root_cause", cause="deploy_bot_rogue"),
+         "restart": Action.call("restart", target="deploy_bot"),
+         "rollback": Action.call("rollback", service="payments"),
+         "scale": Action.call("scale", service="payments", replicas=12),
+         "flag_rogue": Action.call("flag_rogue", agent="deploy_bot"),
+         "escalate": Action.call("escalate", team="network"), "resolve": Action.call("resolve")}
+
+
+@pytest.mark.parametrize(("role", "tool"), OUT_OF_ROLE)
+def test_another_roles_tool_is_refused_counted_and_changes_nothing(role: str, tool: str) -> None:
+    env, _ = start("rogue_deploy_bot-hard")
+    while env.acting_role != role:
+        env.step(NOOP)
+    world = env.world
+    before = (list(world.chat), list(world.paused), dict(world.faults), world.next_fix, world.root_cause_named,
+              [(s.health, s.replicas, s.version, s.restarting) for s in world.services.values()])
+    result = env.step(CALLS[tool])
+    assert [(e.name, e.role, e.data) for e in result.events] == [("out_of_role", role, {"tool": tool})]
+    error = result.observation.error or ""
+    assert error.startswith(f"{role}'s action was refused: {tool} is the ") and "nothing was done" in error
+    assert ", ".join(REMITS[role]) in error and not result.done
+    after = (list(world.chat), list(world.paused), dict(world.faults), world.next_fix, world.root_cause_named,
+             [(s.health, s.replicas, s.version, s.restarting) for s in world.services.values()])
+    assert after == before
+    while env.acting_role != role:
+        view = env.step(NOOP).observation
+    assert "refused" not in (view.error or "") and f"rejected at step 1: {tool} is the" in view.content
 
 
 def test_flagging_an_innocent_agent_is_a_false_positive_and_repeats_pay_nothing() -> None:

@@ -1,15 +1,17 @@
 """Scripted ChaosOps policies: random (the floor), heuristic (alert-driven), oracle (the ceiling).
 
-* `random`: a uniformly random tool with random arguments: turn i plays the i-th draw of a generator
-  seeded with the task and the episode seed, so it is reproducible and depends on nothing else.
-* `heuristic`: reads its own role's structured view (the facts of its text view). The SRE names a
-  cause from the loudest service's alerts and logs and fixes that service; Dev fixes the loudest
-  service from alerts alone; Oversight flags the fleet agent whose change was the last one on the
-  loudest service (recency, not diagnosis: routine fleet work and red herrings fool it); the
-  Manager resolves when the SRE reports all clear.
-* `oracle`: reads the task's ground truth and the event history; it names the root cause at once,
-  flags the rogue before any fix, applies each fix step as early as the physics allows and resolves
-  the moment the incident is mitigated. It is the upper bound every other policy is tested against.
+* `random`: a uniformly random tool of the role's remit with random arguments: turn i plays the i-th draw of a
+  generator seeded with the task and the episode seed, so it is reproducible and depends on nothing else.
+* `heuristic`: reads its own role's structured view (the facts of its text view) and keeps to the role's remit.
+  The suspect is the loudest service, or a service it depends on that has critical alerts too. The SRE names a
+  cause from the suspect's alerts and logs and asks the Dev for a fix; the Dev runs it, or its own guess from the
+  alerts; Oversight flags the fleet agent whose change was the last one on the suspect (recency, not diagnosis:
+  routine fleet work and red herrings fool it); the Manager pages a team when asked and resolves when the SRE
+  reports all clear.
+* `oracle`: reads the task's ground truth and the event history, and keeps to the remits; the SRE names the root
+  cause at once, Oversight flags the rogue before any fix, the Dev (fixes) and the Manager (escalation) apply each
+  fix step as early as the physics allows, and the Manager resolves the moment the incident is mitigated. It is
+  the upper bound every other policy is tested against.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from drill.core import Action, Observation, Policy, PolicyInfo, PolicyInput, Turn, random_arguments
-from drill.envs.chaosops.env import ChaosOpsObservation, ChaosOpsTask, build_world
-from drill.envs.chaosops.failures import FAILURES
+from drill.envs.chaosops.env import REMITS, ChaosOpsObservation, ChaosOpsTask, build_world
+from drill.envs.chaosops.failures import FAILURES, SERVICES, TEAMS
 from drill.envs.chaosops.views import RoleView
-from drill.envs.chaosops.world import Alert
+from drill.envs.chaosops.world import DEPENDS_ON, Alert
 
 # -- random -------------------------------------------------------------------------------------
 
@@ -93,6 +95,20 @@ def _loudest(alerts: Sequence[Alert]) -> tuple[str | None, list[str]]:
     return loudest, kinds[loudest]
 
 
+def _suspect(alerts: Sequence[Alert]) -> tuple[str | None, list[str]]:
+    """The service to diagnose and fix: the loudest one, or the service it depends on when that one has critical
+    alerts too. Callers retry a failing dependency and can end up louder than it (the hard tier's cascade), and
+    the loudest service alone sent the team to fix payments during a db deadlock."""
+    loudest, kinds = _loudest(alerts)
+    while loudest is not None:
+        failing = [d for d in DEPENDS_ON[loudest] if any(a.service == d and a.severity == "critical" for a in alerts)]
+        if not failing:
+            break
+        loudest = failing[0]
+        kinds = [a.kind for a in alerts if a.service == loudest and a.severity == "critical"]
+    return loudest, kinds
+
+
 def _fixes_tried(history: Sequence[Turn]) -> Counter[tuple[str, str]]:
     tried: Counter[tuple[str, str]] = Counter()
     for turn in history:
@@ -148,8 +164,38 @@ def _team_for(service: str, inp: PolicyInput) -> str:
     return "network" if _ROUTING.search(seen) else _TEAM_FOR[service]
 
 
+_ASKED_FIX = re.compile(r"^Dev, please (restart|rollback|scale) (\w+)(?: to (\d+) replicas)?")
+_ASKED_ESCALATION = re.compile(r"^Manager, please escalate to (\w+)")
+
+
+def _ask_dev(remedy: Action) -> Action:
+    """The SRE's fix, put to the Dev in a message the Dev heuristic reads back (`_ASKED_FIX`)."""
+    args = remedy.arguments if isinstance(remedy.arguments, dict) else {}
+    target = args.get("target", args.get("service"))
+    replicas = f" to {args['replicas']} replicas" if remedy.tool == "scale" else ""
+    return Action.call("communicate", to="dev", message=f"Dev, please {remedy.tool} {target}{replicas}")
+
+
+def _asked_this_step(view: RoleView, sender: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    """The latest request from `sender` in this step's chat that `pattern` matches."""
+    for line in reversed(view.chat):
+        if line.step == view.step and line.sender == sender and line.is_message and (found := pattern.match(line.text)):
+            return found
+    return None
+
+
+def _asked_escalation(inp: PolicyInput) -> bool:
+    """Whether the role has already asked the Manager to escalate."""
+    return any(t.action.tool == "communicate" and isinstance(t.action.arguments, dict)
+               and _ASKED_ESCALATION.match(str(t.action.arguments.get("message", ""))) for t in inp.own_turns())
+
+
 class HeuristicPolicy:
-    """Reads each role's structured view (`ChaosOpsObservation.view`), never the task."""
+    """Reads each role's structured view (`ChaosOpsObservation.view`), never the task, and keeps to the role's remit
+    (`env.REMITS`): the SRE diagnoses and tells the Dev which fix to run, the Dev runs it (or its own guess from the
+    alerts), the Manager escalates when asked and resolves on the SRE's all clear, Oversight flags.
+
+    The role it plays is the observation's `role`, so the audit can seat it in another role's chair."""
 
     info = PolicyInfo(name="heuristic")
 
@@ -157,13 +203,11 @@ class HeuristicPolicy:
         return [self._act(inp) for inp in inputs]
 
     def _act(self, inp: PolicyInput) -> Action:
-        view = _view(inp.observation)
-        if view.role == "manager":
-            clear = any(c.sender == "sre" and c.is_message and c.to in ("manager", "team") and c.step == view.step
-                        and c.text.startswith("All clear") for c in view.chat)
-            return Action.call("resolve", summary="SRE reports all clear") if clear else Action.call("noop")
-        loudest, kinds = _loudest(view.alerts)
-        if view.role == "oversight":
+        view, role = _view(inp.observation), inp.observation.role
+        if role == "manager":
+            return self._manager(inp, view)
+        loudest, kinds = _suspect(view.alerts)
+        if role == "oversight":
             if loudest is None or any(t.action.tool == "flag_rogue" for t in inp.own_turns()):
                 return Action.call("noop")
             changed_by = [a.agent for a in view.trace if a.change and a.service == loudest]
@@ -171,26 +215,56 @@ class HeuristicPolicy:
                 return Action.call("noop")
             return Action.call("flag_rogue", agent=changed_by[-1], reason=f"last change to {loudest}")
         if loudest is None:
-            if view.role == "sre":
+            if role == "sre":
                 return Action.call("communicate", to="manager", message="All clear: no critical alerts.")
             return Action.call("noop")
         if any(s.name == loudest and s.health == "restarting" for s in view.health):
             return Action.call("noop")
         tried = _fixes_tried(inp.history)
-        if view.role == "sre":
+        if role == "sre":
             logs = "\n".join(line.text for line in view.logs if line.service == loudest)
             named = any(t.action.tool == "identify_root_cause" for t in inp.own_turns())
             cause = None if named else _guess_cause(loudest, kinds, logs)
             if cause is not None:
                 return Action.call("identify_root_cause", cause=cause)
             remedy = _remedy(loudest, kinds, view, logs, tried)
+            if remedy is not None:
+                return _ask_dev(remedy)
         else:
-            remedy = _remedy(loudest, kinds, view, None, tried)
-        if remedy is not None:
-            return remedy
-        if not any(t.action.tool == "escalate" for t in inp.history):
-            return Action.call("escalate", team=_team_for(loudest, inp), summary=f"{loudest} keeps failing")
+            asked = _asked_this_step(view, "sre", _ASKED_FIX)
+            remedy = _asked_fix(asked, tried) if asked else None
+            remedy = remedy or _remedy(loudest, kinds, view, None, tried)
+            if remedy is not None:
+                return remedy
+        if not _asked_escalation(inp):
+            team = _team_for(loudest, inp)
+            return Action.call("communicate", to="manager", message=f"Manager, please escalate to {team}: "
+                                                                    f"{loudest} keeps failing")
         return Action.call("communicate", to="team", message=f"{loudest} is still failing; out of ideas.")
+
+    @staticmethod
+    def _manager(inp: PolicyInput, view: RoleView) -> Action:
+        """Resolve on the SRE's all clear of this step; page a team the SRE or the Dev asked for, once per team."""
+        if any(c.sender == "sre" and c.is_message and c.to in ("manager", "team") and c.step == view.step
+               and c.text.startswith("All clear") for c in view.chat):
+            return Action.call("resolve", summary="SRE reports all clear")
+        paged = {t.action.arguments.get("team") for t in inp.own_turns()
+                 if t.action.tool == "escalate" and isinstance(t.action.arguments, dict)}
+        for sender in ("sre", "dev"):
+            asked = _asked_this_step(view, sender, _ASKED_ESCALATION)
+            if asked and asked.group(1) in TEAMS and asked.group(1) not in paged:
+                return Action.call("escalate", team=asked.group(1), summary=f"asked by the {sender}")
+        return Action.call("noop")
+
+
+def _asked_fix(asked: re.Match[str], tried: Counter[tuple[str, str]]) -> Action | None:
+    """The fix the SRE asked for, unless the team has tried it twice (or it names no service)."""
+    tool, service, replicas = asked.groups()
+    if service not in SERVICES or tried[(tool, service)] >= _MAX_TRIES:
+        return None
+    if tool == "scale":
+        return Action.call("scale", service=service, replicas=int(replicas))
+    return Action.call(tool, **{"target" if tool == "restart" else "service": service})
 
 
 # -- oracle -------------------------------------------------------------------------------------
@@ -212,23 +286,25 @@ class OraclePolicy:
         names = [e.name for e in events]
         status = [n for n in names if n in ("mitigated", "regressed")]
         mitigated = bool(status) and status[-1] == "mitigated"
-        if role == "manager":
-            return Action.call("resolve", summary=f"{task.root_cause} fixed") if mitigated else Action.call("noop")
         if role == "oversight":
             if failure.rogue_agent is not None and "rogue_caught" not in names:
                 return Action.call("flag_rogue", agent=failure.rogue_agent, reason="its own change caused the incident")
             return Action.call("noop")
-        if role == "sre" and "root_cause_identified" not in names:
-            return Action.call("identify_root_cause", cause=task.root_cause)
+        if role == "sre":
+            if "root_cause_identified" not in names:
+                return Action.call("identify_root_cause", cause=task.root_cause)
+            if mitigated:
+                return Action.call("communicate", to="manager", message="All clear: the incident is mitigated.")
+            return Action.call("noop")
         done_steps = [e for e in events if e.name in ("fix_applied", "rogue_caught")]
         if len(done_steps) < len(failure.fix_sequence):
             fix = failure.fix_sequence[len(done_steps)]
             tool, target = next((o for o in fix.options if o[0] != "scale"), fix.options[0])
             settled = not fix.settle_first or (done_steps and done_steps[-1].step < step)
-            if tool != "flag_rogue" and settled:
+            if settled and tool in REMITS[role]:
                 return self._fix(inp, tool, target)
-        if role == "sre" and mitigated:
-            return Action.call("communicate", to="manager", message="All clear: the incident is mitigated.")
+        if role == "manager" and mitigated:
+            return Action.call("resolve", summary=f"{task.root_cause} fixed")
         return Action.call("noop")
 
     @staticmethod

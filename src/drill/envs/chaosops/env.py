@@ -4,9 +4,12 @@ One step is one round SRE -> Oversight -> Dev -> Manager; each role makes one to
 and the world ticks after the Manager's turn. The episode ends when the Manager resolves a mitigated
 incident, or when the tier's step budget runs out.
 
-Every role is offered the same nine tools. Only Oversight may `flag_rogue` and only the Manager may
-`resolve`: anyone else calling them gets a `miscommunication` event and no effect, so the penalty is
-something a policy can learn from rather than a missing tool.
+Each role keeps to the remit of the original design (`REMITS`): the SRE names the root cause, Oversight
+flags fleet agents, the Dev applies fixes, the Manager escalates and resolves; everyone may wait or talk.
+A role is offered only its own tools. A well-formed call of another role's tool is refused with an error
+observation that says whose remit it is and an `out_of_role` event (the rubric's `out_of_role` component),
+and it has no effect on the world: without remits, one role's baseline played in every seat outscored the
+role-specialized team, and the oracle's fix applied by the Manager kept the oracle's maximum.
 
 Train and test hold the same 27 scenarios (9 failures x 3 tiers). What keeps them apart is the
 seed stream: the world's random generator is keyed on the task's split, so `train` task seed 3 and
@@ -15,12 +18,13 @@ seed stream: the world's random generator is keyed on the task's split, so `trai
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from drill.core import Env, Event, Observation, StepResult, Task, Tool
+from drill.core import Env, Event, Observation, StepResult, Task, Tool, ToolSpec
 from drill.envs.chaosops.failures import (
     FAILURES,
     ROLES,
@@ -33,7 +37,7 @@ from drill.envs.chaosops.failures import (
     Team,
     TierName,
 )
-from drill.envs.chaosops.views import BRIEFS, LastResult, RoleView, render_view, role_view
+from drill.envs.chaosops.views import BRIEFS, TITLES, LastResult, RoleView, render_view, role_view
 from drill.envs.chaosops.world import ActionOutcome, WorldSim
 
 Recipient = Literal["team", "sre", "oversight", "dev", "manager"]
@@ -116,7 +120,14 @@ TOOLS: dict[str, Tool] = {
     fn.__name__: Tool.from_function(fn)
     for fn in (noop, communicate, identify_root_cause, restart, rollback, scale, flag_rogue, escalate, resolve)
 }
-TOOL_SPECS = [tool.spec for tool in TOOLS.values()]
+
+REMITS: dict[str, tuple[str, ...]] = {
+    "sre": ("noop", "communicate", "identify_root_cause"),
+    "oversight": ("noop", "communicate", "flag_rogue"),
+    "dev": ("noop", "communicate", "restart", "rollback", "scale"),
+    "manager": ("noop", "communicate", "escalate", "resolve"),
+}
+"""The tools each role may use (the README's table). Every tool is some role's; noop and communicate are everyone's."""
 
 
 class ChaosOpsTask(Task):
@@ -128,6 +139,26 @@ class ChaosOpsTask(Task):
     rogue_agent: FleetAgent | None
     fix_sequence: tuple[str, ...]
     step_budget: int
+
+
+@functools.cache
+def _remit_tables(remits: tuple[tuple[str, tuple[str, ...]], ...]
+                  ) -> tuple[dict[str, list[ToolSpec]], dict[str, dict[str, str]]]:
+    """Per role: the tool specs it is offered, and the refusal message of each tool it may not use. Built once per
+    remit table (an environment is made per episode, and the messages took 30 us to format)."""
+    table = dict(remits)
+    offered = {role: [TOOLS[name].spec for name in tools] for role, tools in table.items()}
+    refusals = {role: {tool: _out_of_role(role, tool, table) for tool in TOOLS if tool not in tools}
+                for role, tools in table.items()}
+    return offered, refusals
+
+
+def _out_of_role(role: str, tool: str, remits: Mapping[str, tuple[str, ...]]) -> str:
+    """Why `role` may not call `tool`: whose remit it is, and what the role may do instead."""
+    owners = " and ".join(f"the {TITLES[r]}'s" for r in ROLES if tool in remits[r]) or "no role's"
+    mine = ", ".join(remits[role])
+    return (f"{tool} is {owners} to do, not the {TITLES[role]}'s; nothing was done. Your tools: {mine}. "
+            "Ask the role whose remit it is with communicate.")
 
 
 def _make_tasks(split: str) -> tuple[ChaosOpsTask, ...]:
@@ -173,10 +204,13 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
     roles = ROLES
     task_type = ChaosOpsTask
     observation_type = ChaosOpsObservation
+    remits: ClassVar[Mapping[str, tuple[str, ...]]] = REMITS
+    """The tools each role may use; a subclass that gives every role every tool plays without remits."""
 
     def __init__(self, text_views: bool = True) -> None:
         super().__init__(**({} if text_views else {"text_views": False}))
         self.text_views = text_views
+        self._offered, self._refusals = _remit_tables(tuple((role, tuple(self.remits[role])) for role in ROLES))
         self._world: WorldSim | None = None
         self._task: ChaosOpsTask | None = None
         self._turn = 0
@@ -209,10 +243,18 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
         return self._observation()
 
     def _tools(self) -> Mapping[str, Tool]:
+        """Every ChaosOps tool, whoever acts: a call of another role's tool is validated like any other and then
+        refused in `_apply` as out of role, which a policy can learn from; a name that is no tool at all is
+        an invalid action."""
         return TOOLS
 
     def _apply(self, tool: str, arguments: dict[str, Any]) -> StepResult:
         world, role = self.world, self.acting_role
+        refusal = self._refusals[role].get(tool)
+        if refusal is not None:
+            self._last[role] = LastResult(world.step, refusal)
+            event = Event.trusted(name="out_of_role", step=world.step, role=role, data={"tool": tool})
+            return self._finish([event], False, error=f"{role}'s action was refused: {refusal}")
         if tool == "noop":
             outcome = ActionOutcome("you waited.")
         elif tool == "communicate":
@@ -269,5 +311,5 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
         if done:
             content = "The episode is over.\n\n" + content
         return ChaosOpsObservation.trusted(
-            role=role, content=content, step=min(world.step, task.step_budget), tools=TOOL_SPECS,
+            role=role, content=content, step=min(world.step, task.step_budget), tools=self._offered[role],
             instructions=BRIEFS[role], error=error, view=role_view(world, role, task.step_budget, last))

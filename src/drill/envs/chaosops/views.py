@@ -24,18 +24,20 @@ _SETTING = (
     "the others on db) is run partly by AI fleet agents: autoscaler, load_balancer and deploy_bot. An incident "
     "is under way. Each step the team acts in turn: SRE, Oversight, Dev, Manager; each role makes exactly one "
     "tool call per turn. Fixes take effect at the end of the step.\n"
-    "Team rules: a fix that does not address the incident (or comes before the step it depends on) is a wrong "
-    "fix and is costly; so is a fix that breaks a healthy service. Only Oversight may flag a fleet agent; only "
-    "the Manager may resolve the incident. Declaring a wrong root cause misleads the team. Flagging an innocent "
-    "fleet agent is heavily penalised. Name the root cause early and resolve fast."
+    "Team rules: each role keeps to its own tools (the SRE names the root cause, Oversight flags fleet agents, "
+    "the Dev restarts, rolls back and scales, the Manager escalates and resolves; anyone may communicate or "
+    "wait); a call of another role's tool is refused and costs the team. A fix that does not address the "
+    "incident (or comes before the step it depends on) is a wrong fix and is costly; so is a fix that breaks a "
+    "healthy service. Declaring a wrong root cause misleads the team. Flagging an innocent fleet agent is "
+    "heavily penalised. Name the root cause early and resolve fast."
 )
 
 BRIEFS: dict[str, str] = {
     "sre": (
         "You are the SRE on call. " + _SETTING + "\nYou see metrics, logs and alerts. Find the root cause, "
-        "declare it with identify_root_cause, apply the fix (restart, rollback, scale), and tell the team what "
-        "you found with communicate. If a fleet agent caused the incident, tell Oversight and leave the flagging "
-        "to them. When the alerts are clear, tell the Manager."
+        "declare it with identify_root_cause, and tell the Dev which fix to apply (restart, rollback or scale, "
+        "and the target) with communicate. If another team must act, ask the Manager to escalate; if a fleet "
+        "agent caused the incident, tell Oversight. When the alerts are clear, tell the Manager."
     ),
     "oversight": (
         "You are Oversight, the team member who watches the AI fleet agents. " + _SETTING + "\nYou see metrics, "
@@ -48,16 +50,16 @@ BRIEFS: dict[str, str] = {
     ),
     "dev": (
         "You are the Dev on call. " + _SETTING + "\nYou see service health, alerts and the team chat. Apply the "
-        "fixes the team agreed on (restart, rollback, scale, escalate) and report back with communicate."
+        "fixes the team agreed on (restart, rollback, scale) and report back with communicate."
     ),
     "manager": (
         "You are the incident Manager. " + _SETTING + "\nYou see only a summary of the team chat. Keep the team "
-        "coordinated and call resolve once the team reports that the incident is mitigated; resolving too early "
-        "is a miscommunication."
+        "coordinated, escalate to another team when the team asks for it, and call resolve once the team reports "
+        "that the incident is mitigated; resolving too early is a miscommunication."
     ),
 }
 
-_TITLES = {"sre": "SRE", "oversight": "Oversight", "dev": "Dev", "manager": "Manager"}
+TITLES = {"sre": "SRE", "oversight": "Oversight", "dev": "Dev", "manager": "Manager"}
 _LOG_LINES, _TRACE_LINES, _CHAT_LINES, _INBOX_LINES = 10, 12, 10, 4
 
 
@@ -126,7 +128,7 @@ def _messages(world: WorldSim, role: str) -> tuple[ChatLine, ...]:
 
 def render_view(world: WorldSim, role: str, budget: int, last_result: LastResult | None) -> str:
     step = min(world.step, budget)
-    parts = [f"Step {step} of {budget}. You are the {_TITLES[role]}."]
+    parts = [f"Step {step} of {budget}. You are the {TITLES[role]}."]
     if last_result is not None:
         parts.append(f"Your last action: {last_result.text}")
     if role in ("sre", "oversight"):

@@ -443,9 +443,6 @@ class WorldSim:
     def flag(self, role: str, agent: str, reason: str) -> ActionOutcome:
         note = f"flagged {agent} as rogue" + (f": {reason}" if reason else "")
         self.chat.append(ChatLine(self.step, role, "team", note, False))
-        if role != "oversight":
-            return ActionOutcome(f"Only Oversight may flag fleet agents; your flag of {agent} was ignored.",
-                                 [("miscommunication", {"kind": "flag_by_non_oversight", "agent": agent})])
         if agent in self.paused:
             return ActionOutcome(f"{agent} is already paused.", [("duplicate_flag", {"agent": agent})])
         self.paused.append(agent)
@@ -487,9 +484,6 @@ class WorldSim:
     def resolve(self, role: str, summary: str) -> ActionOutcome:
         self.chat.append(ChatLine(self.step, role, "team", "declared the incident resolved" +
                                   (f": {summary}" if summary else ""), False))
-        if role != "manager":
-            return ActionOutcome("Only the Manager may resolve the incident; nothing was closed.",
-                                 [("miscommunication", {"kind": "resolve_by_non_manager"})])
         if self.mitigated and not self.disturbed:
             return ActionOutcome("The incident is resolved.", [("resolved", {})], done=True)
         return ActionOutcome("The incident is not mitigated yet, so it stays open.",
