@@ -23,10 +23,10 @@ from drill.envs.copilot.world import (
     CalendarEvent,
     ChatPost,
     Document,
+    Formulas,
     Message,
     World,
     cell_range,
-    cell_value,
     clock,
     parse_clock,
     valid_cell,
@@ -316,10 +316,11 @@ def do_search_drive(w: World, a: dict[str, Any]) -> Outcome:
 
 def _render_cells(d: Document, refs: list[str]) -> str:
     cells = d.cell_map()
+    values = Formulas(cells)
     lines = []
     for ref in refs:
         if ref in cells:
-            value = cell_value(cells, ref)
+            value = values(ref)
             shown = f"{cells[ref]} = {value:g}" if cells[ref].startswith("=") and isinstance(value, float) else cells[ref]
             lines.append(f"  {ref}: {shown}")
     return "\n".join(lines) or "  (empty)"
