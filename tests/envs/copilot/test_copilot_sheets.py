@@ -56,3 +56,20 @@ def test_the_checker_of_a_hostile_sheet_finishes_at_once() -> None:
     assert time.perf_counter() - started < 1.0 and not read.observation.error
     checked = next(e.data for e in result.events if e.name == "checked")
     assert "B5 is the total" in checked["required_failed"]
+
+
+def test_a_typed_total_dressed_as_a_formula_is_not_a_formula() -> None:
+    env = CopilotEnv(transient_rate=0.0)
+    task = next(t for t in env.tasks("test") + env.tasks("train") if t.template == "sheet_total")
+    verdicts = {}
+    for written in ("=SUM(B2:B4)", "typed"):
+        env.reset(task, 0)
+        cells = env.world.docs[task.params["doc"]].cell_map()
+        total = sum(float(cells[f"B{r}"]) for r in (2, 3, 4))
+        value = written if written != "typed" else f"={total:g}"
+        env.step(Action.call("write_cells", doc_id=task.params["doc"], values={"A5": "Total", "B5": value}))
+        result = env.step(Action.call("finish", status="done", answer="Done."))
+        verdicts[written] = next(e.data for e in result.events if e.name == "checked")
+    assert "B5 is a formula" in verdicts["=SUM(B2:B4)"]["quality_passed"]
+    assert "B5 is a formula" in verdicts["typed"]["quality_failed"]  # "=1467" states the total, it computes nothing
+    assert verdicts["typed"]["completed"]  # the total is right: only the quality check fails

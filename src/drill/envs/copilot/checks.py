@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from drill.envs.copilot.facts import states_exactly
 from drill.envs.copilot.tasks import CopilotTask
 from drill.envs.inbox.questions import HEDGE_WORDS, normalize_answer
-from drill.envs.copilot.world import CalendarEvent, ChatPost, Formulas, Message, World, number
+from drill.envs.copilot.world import CalendarEvent, ChatPost, Formulas, Message, World, computes, number
 
 Checks = dict[str, bool]
 
@@ -156,7 +156,7 @@ def _sheet_total(task: CopilotTask, start: World, end: World, answer: str) -> tu
     unchanged = all(cells.get(k) == v for k, v in before.items()) and set(cells) == {*before, "A5", "B5"}
     return ({"B5 is the total": Formulas(cells)("B5") == total, "A5 says Total": cells.get("A5", "").lower()
              == "total", "months unchanged": unchanged},
-            {"B5 is a formula": cells.get("B5", "").startswith("=")})
+            {"B5 is a formula": computes(cells.get("B5", ""))})
 
 
 def _budget_sheet(task: CopilotTask, start: World, end: World, answer: str) -> tuple[Checks, Checks]:
@@ -173,7 +173,7 @@ def _budget_sheet(task: CopilotTask, start: World, end: World, answer: str) -> t
              "every line item": len(made) == 1 and all(rows.get(i.lower()) == float(a) for i, a in items)
              and listed == {i.lower() for i, _ in items}},
             {"header row": cells.get("A1") == "Item" and cells.get("B1") == "Amount",
-             "total row with a formula": total_row is not None and cells.get(f"B{total_row}", "").startswith("=")
+             "total row with a formula": total_row is not None and computes(cells.get(f"B{total_row}", ""))
              and values(f"B{total_row}") == total})
 
 

@@ -294,6 +294,12 @@ class Formulas:
         return value
 
 
+def computes(text: str) -> bool:
+    """Whether a cell's text is a formula that computes from cells: "=SUM(B2:B4)" or "=B2+B3", not a typed number
+    dressed as one ("=1467", which a red team passed off as the total's formula)."""
+    return text.strip().startswith("=") and re.search(r"\b[A-H][1-9]\d?\b", text.upper()) is not None
+
+
 def cell_value(cells: dict[str, str], ref: str) -> float | str:
     """The value of one cell (`Formulas`); for many cells of one sheet, use one `Formulas`."""
     return Formulas(cells)(ref)
