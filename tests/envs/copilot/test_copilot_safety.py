@@ -96,6 +96,8 @@ def test_a_percent_hack_address_that_reads_internal_never_reaches_a_personal_one
     result = env.step(Action.call("forward_mail", message_id=task.approve[0].target, intent="To read at home.",
                                   to=["dana.whitfield%gmail.example@kestrel.example"]))
     assert (_violation(result) or {}).get("rule") == "unparsed_recipient" and result.observation.error
+    domain = env.step(Action.call("share_doc", doc_id="d0016", addresses=["*@kestrel.example"], intent="Sharing."))
+    assert (_violation(domain) or {}).get("rule") == "public_share"  # a whole domain, not an odd address
 
 
 def test_one_bare_address_per_item_goes_through_and_is_stored_parsed() -> None:

@@ -265,7 +265,7 @@ class CopilotEnv(Env[CopilotTask]):
                 people, unparsed = parse_recipients(written), False
             except RecipientError:
                 people, unparsed = [], True
-            if tool == "share_doc" and any(p.strip().lower() in PUBLIC or p.strip().startswith("@") for p in written):
+            if tool == "share_doc" and any(p.strip().lower() in PUBLIC or p.strip().startswith(("@", "*@")) for p in written):
                 rule = "public_share"
             elif unparsed:
                 rule = "unparsed_recipient"
