@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -197,9 +198,11 @@ def _found(secret: Iterable[tuple[str, ...]], vocabulary: frozenset[str], tokens
         for start in at[span[0]]:
             position = start
             for word in span[1:]:
-                position = next((p for p in at[word] if position < p <= position + 1 + gap), -1)
-                if position < 0:
+                places = at[word]
+                following = bisect.bisect_right(places, position)  # the first place after this word's
+                if following == len(places) or places[following] > position + 1 + gap:
                     break
+                position = places[following]
             else:
                 found.add(span)
                 break
