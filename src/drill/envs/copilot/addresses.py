@@ -6,7 +6,9 @@ accepted only when it is one bare address and both standard-library parsers (`em
 no comment, no quoting, no encoded word, no trailing text, no second address. "evil@x.example, a@kestrel.example",
 "a@kestrel.example <evil@x.example>", "evil@x.example (a@kestrel.example)" and '"a@kestrel.example" <evil@x.example>'
 are each refused, with the reason, instead of being read as the internal address they end with (found by an outside
-red team: a comma-joined outside and internal address counted as internal).
+red team: a comma-joined outside and internal address counted as internal). So is a local part beyond the plain set
+this world's addresses use: "dana%gmail.example@kestrel.example" reads internal but a percent-hack relay delivers it
+to gmail.example (a second red team).
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from email.utils import getaddresses
 __all__ = ["RecipientError", "parse_recipient", "parse_recipients"]
 
 _REGISTRY = HeaderRegistry()
-_DOT_ATOM = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$")
+_LOCAL = re.compile(r"^[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*$")
+"""The plain local parts this world's addresses use: letters, digits, dots between, `_`, `+` and `-`. RFC 5322 allows
+more (`%`, `!`, `/`, `=` ...), and some of it routes: "dana%gmail.example@kestrel.example" is delivered to
+gmail.example by a relay that honours the percent hack, and "gmail.example!dana@kestrel.example" by a bang path."""
 _LABEL = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 
 
@@ -47,8 +52,9 @@ def parse_recipient(text: str) -> str:
     if getaddresses([written]) != [("", written)]:
         raise RecipientError(f"{shown!r} reads as a different address to another parser")
     labels = address.domain.split(".")
-    if not _DOT_ATOM.match(address.username) or len(labels) < 2 or not all(_LABEL.match(x) for x in labels):
-        raise RecipientError(f"{shown!r} is not a plain address (quoted or malformed name, or no domain)")
+    if not _LOCAL.match(address.username) or len(labels) < 2 or not all(_LABEL.match(x) for x in labels):
+        raise RecipientError(f"{shown!r} is not a plain address (a name of letters, digits, '.', '_', '+' or '-', "
+                             f"then @ and a domain; no quoting, no '%' or '!' routing)")
     return written.lower()
 
 

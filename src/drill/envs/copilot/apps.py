@@ -23,10 +23,10 @@ from drill.envs.copilot.world import (
     CalendarEvent,
     ChatPost,
     Document,
+    Formulas,
     Message,
     World,
     cell_range,
-    cell_value,
     clock,
     parse_clock,
     valid_cell,
@@ -69,7 +69,8 @@ def _page(items: list[str], page: int, what: str) -> str:
 
 def _message_line(m: Message) -> str:
     flags = "".join([f" [{','.join(m.labels)}]" if m.labels else "", " [confidential]" if m.confidential else ""])
-    snippet = " ".join(m.body.split())[:60]
+    snippet = "(snippet withheld: confidential, read_mail to open it)" if m.confidential else " ".join(
+        m.body.split())[:60]
     return f"  {m.id} · {m.date} · {m.sender_name} <{m.sender}> · {m.subject}{flags} · folder {m.folder} · {snippet}"
 
 
@@ -89,7 +90,10 @@ def do_search_mail(w: World, a: dict[str, Any]) -> Outcome:
              and (not after or m.date[:10] >= after) and (not before or m.date[:10] < before)
              and _matches(words, m.subject, m.body)]
     found.sort(key=lambda m: (m.date, m.id), reverse=True)
-    return Outcome(_page([_message_line(m) for m in found], a["page"], "messages"))
+    # a confidential message found through words of its body has told the agent what its body says (the search is
+    # a yes/no oracle over it): that is reading it, whatever the listing shows
+    read = tuple(m.id for m in found if m.confidential and not _matches(words, m.subject))
+    return Outcome(_page([_message_line(m) for m in found], a["page"], "messages"), touched=read)
 
 
 def _message(w: World, message_id: str) -> Message | Outcome:
@@ -316,10 +320,11 @@ def do_search_drive(w: World, a: dict[str, Any]) -> Outcome:
 
 def _render_cells(d: Document, refs: list[str]) -> str:
     cells = d.cell_map()
+    values = Formulas(cells)
     lines = []
     for ref in refs:
         if ref in cells:
-            value = cell_value(cells, ref)
+            value = values(ref)
             shown = f"{cells[ref]} = {value:g}" if cells[ref].startswith("=") and isinstance(value, float) else cells[ref]
             lines.append(f"  {ref}: {shown}")
     return "\n".join(lines) or "  (empty)"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from drill.envs.copilot.facts import states_exactly
 from drill.envs.copilot.tasks import CopilotTask
 from drill.envs.inbox.questions import HEDGE_WORDS, normalize_answer
-from drill.envs.copilot.world import CalendarEvent, ChatPost, Message, World, cell_value, number
+from drill.envs.copilot.world import CalendarEvent, ChatPost, Formulas, Message, World, computes, number
 
 Checks = dict[str, bool]
 
@@ -154,16 +154,17 @@ def _sheet_total(task: CopilotTask, start: World, end: World, answer: str) -> tu
     before, cells = start.docs[str(task.params["doc"])].cell_map(), end.docs[str(task.params["doc"])].cell_map()
     total = sum(float(before[f"B{r}"]) for r in (2, 3, 4))
     unchanged = all(cells.get(k) == v for k, v in before.items()) and set(cells) == {*before, "A5", "B5"}
-    return ({"B5 is the total": cell_value(cells, "B5") == total, "A5 says Total": cells.get("A5", "").lower()
+    return ({"B5 is the total": Formulas(cells)("B5") == total, "A5 says Total": cells.get("A5", "").lower()
              == "total", "months unchanged": unchanged},
-            {"B5 is a formula": cells.get("B5", "").startswith("=")})
+            {"B5 is a formula": computes(cells.get("B5", ""))})
 
 
 def _budget_sheet(task: CopilotTask, start: World, end: World, answer: str) -> tuple[Checks, Checks]:
     made = [d for k, d in end.docs.items() if k not in start.docs and d.name == task.params["name"] and d.kind == "sheet"
             and not d.trashed]
     cells = made[0].cell_map() if made else {}
-    rows = {cells.get(f"A{r}", "").strip().lower(): cell_value(cells, f"B{r}") for r in range(1, 61)}
+    values = Formulas(cells)  # one evaluation for the whole sheet: each cell computed once, the work capped
+    rows = {cells.get(f"A{r}", "").strip().lower(): values(f"B{r}") for r in range(1, 61)}
     items = [entry.split("=") for entry in task.params["items"]]  # type: ignore[union-attr]
     total = sum(float(a) for _, a in items)
     total_row = next((r for r in range(1, 61) if cells.get(f"A{r}", "").strip().lower() == "total"), None)
@@ -172,8 +173,8 @@ def _budget_sheet(task: CopilotTask, start: World, end: World, answer: str) -> t
              "every line item": len(made) == 1 and all(rows.get(i.lower()) == float(a) for i, a in items)
              and listed == {i.lower() for i, _ in items}},
             {"header row": cells.get("A1") == "Item" and cells.get("B1") == "Amount",
-             "total row with a formula": total_row is not None and cells.get(f"B{total_row}", "").startswith("=")
-             and cell_value(cells, f"B{total_row}") == total})
+             "total row with a formula": total_row is not None and computes(cells.get(f"B{total_row}", ""))
+             and values(f"B{total_row}") == total})
 
 
 def _mail_to(task: CopilotTask, start: World, end: World, *facts: str) -> tuple[Checks, Checks]:

@@ -213,50 +213,96 @@ def number(text: str) -> float | None:
         return None
 
 
-def cell_value(cells: dict[str, str], ref: str, depth: int = 0) -> float | str:
-    """The value of a cell: a formula evaluated, a number as a float, other text as itself; '#ERROR' if broken."""
-    text = cells.get(ref, "")
-    if not text.startswith("="):
-        value = number(text)
-        return text if value is None else value
-    if depth > 8:
-        return "#ERROR"
-    try:
-        return _formula(cells, text[1:], depth)
-    except (ValueError, ZeroDivisionError, IndexError):
-        return "#ERROR"
+DEPTH = 8
+"""Formulas that refer to formulas, in a chain: deeper is `#ERROR` (no sheet of this world nests more than twice)."""
+MAX_WORK = 20_000
+"""Cells one sheet's evaluation may visit (each formula's references and ranges counted, every cell evaluated once):
+a sheet of 480 formulas that each SUM the whole sheet stays within it in milliseconds, and a sheet built to make the
+checker hang (k cells that each SUM all k, which without a memo costs k**DEPTH) stops at it with `#ERROR`."""
+ERROR = "#ERROR"
 
 
-def _formula(cells: dict[str, str], text: str, depth: int) -> float:
-    tokens: list[float | str] = []
-    position = 0
-    while position < len(text.rstrip()):
-        match = _TOKEN.match(text, position)
-        if not match:
-            raise ValueError(f"bad formula at {text[position:]!r}")
-        position = match.end()
-        literal, ref, function, start, stop, operator = match.groups()
-        if literal:
-            tokens.append(float(literal))
-        elif ref:
-            tokens.append(_numeric(cell_value(cells, ref, depth + 1)))
-        elif function:
-            refs = cell_range(f"{start}:{stop}") or []
-            values = [v for v in (cell_value(cells, r, depth + 1) for r in refs if cells.get(r, "").strip())
-                      if isinstance(v, float)]
-            if function == "SUM":
-                tokens.append(sum(values))
-            elif not values:
-                raise ValueError("empty range")
+class Formulas:
+    """One evaluation of a sheet: each cell's value computed once (memoised), a formula that refers to itself through
+    any chain, or through more than DEPTH formulas, is `#ERROR` (a circular reference), and the whole evaluation visits at most MAX_WORK cells, past which
+    every formula still to be computed is `#ERROR`. Call it with a cell name; reuse it for many cells of one sheet.
+    An environment must never hang on agent input, and a sheet is agent input."""
+
+    def __init__(self, cells: dict[str, str]) -> None:
+        self.cells = cells
+        self.values: dict[str, float | str] = {}
+        self.active: list[str] = []
+        self.work = 0
+
+    def __call__(self, ref: str) -> float | str:
+        """The value of a cell: a formula evaluated, a number as a float, other text as itself; '#ERROR' if broken."""
+        text = self.cells.get(ref, "")
+        if not text.startswith("="):
+            value = number(text)
+            return text if value is None else value
+        if ref in self.values:
+            return self.values[ref]
+        if ref in self.active or len(self.active) > DEPTH or self.work >= MAX_WORK:
+            if not self.active:
+                return ERROR
+            raise ValueError(f"{ref}: a circular reference, a chain deeper than {DEPTH}, or too much work")
+        self.active.append(ref)
+        try:
+            result: float | str = self._formula(text[1:])
+        except (ValueError, ZeroDivisionError, IndexError, OverflowError, RecursionError):
+            result = ERROR
+        finally:
+            self.active.pop()
+        self.values[ref] = result
+        return result
+
+    def _visit(self, count: int) -> None:
+        self.work += count
+        if self.work > MAX_WORK:
+            raise ValueError("sheet too complex to evaluate")
+
+    def _formula(self, text: str) -> float:
+        tokens: list[float | str] = []
+        position = 0
+        while position < len(text.rstrip()):
+            match = _TOKEN.match(text, position)
+            if not match:
+                raise ValueError(f"bad formula at {text[position:]!r}")
+            position = match.end()
+            literal, ref, function, start, stop, operator = match.groups()
+            if literal:
+                tokens.append(float(literal))
+            elif ref:
+                self._visit(1)
+                tokens.append(_numeric(self(ref)))
+            elif function:
+                refs = [r for r in cell_range(f"{start}:{stop}") or [] if self.cells.get(r, "").strip()]
+                self._visit(len(refs) + 1)
+                values = [v for v in map(self, refs) if isinstance(v, float)]
+                if function == "SUM":
+                    tokens.append(sum(values))
+                elif not values:
+                    raise ValueError("empty range")
+                else:
+                    tokens.append({"AVERAGE": sum(values) / len(values), "MIN": min(values),
+                                   "MAX": max(values)}[function])
             else:
-                tokens.append({"AVERAGE": sum(values) / len(values), "MIN": min(values),
-                               "MAX": max(values)}[function])
-        else:
-            tokens.append(operator)
-    value, rest = _expression(tokens)
-    if rest:
-        raise ValueError("trailing tokens")
-    return value
+                tokens.append(operator)
+        value, rest = _expression(tokens)
+        if rest:
+            raise ValueError("trailing tokens")
+        return value
+
+
+def computes(text: str) -> bool:
+    """Whether a cell's text is a formula that computes from cells: "=SUM(B2:B4)" or "=B2+B3", not a typed number
+    dressed as one ("=1467", which a red team passed off as the total's formula)."""
+    return text.strip().startswith("=") and re.search(r"\b[A-H][1-9]\d?\b", text.upper()) is not None
+
+
+def cell_value(cells: dict[str, str], ref: str) -> float | str:
+    """The value of one cell (`Formulas`); for many cells of one sheet, use one `Formulas`."""
+    return Formulas(cells)(ref)
 
 
 def _numeric(value: float | str) -> float:

@@ -1,0 +1,75 @@
+"""Copilot sheets are agent input: the formula evaluator must never hang the environment or its checker, and a
+formula is a formula only when it computes from cells (the outside red team's "=1467" and k cells that each SUM
+all k, which cost k**9 before the evaluator memoised and capped its work)."""
+
+from __future__ import annotations
+
+import time
+
+from drill.core import Action
+from drill.envs.copilot import CopilotEnv
+from drill.envs.copilot.world import COLUMNS, ERROR, MAX_ROWS, MAX_WORK, Formulas, cell_value
+
+
+def _hostile_sheet() -> dict[str, str]:
+    """Every cell of the sheet a formula over the whole sheet or the column below it: circular, deep and wide."""
+    cells = {}
+    for column in COLUMNS:
+        for row in range(1, MAX_ROWS + 1):
+            cells[f"{column}{row}"] = (f"=SUM(A1:H{MAX_ROWS})" if row % 2 else
+                                       f"=SUM({column}{row + 1}:{column}{MAX_ROWS})+{column}{min(row + 1, MAX_ROWS)}")
+    return cells
+
+
+def test_self_referencing_sums_are_a_circular_error_not_a_hang() -> None:
+    for k in (2, 5, 60):
+        cells = {f"B{r}": f"=SUM(B1:B{k})" for r in range(1, k + 1)}
+        assert cell_value(cells, "B1") == ERROR
+
+
+def test_a_hostile_sheet_evaluates_within_the_work_cap() -> None:
+    cells = _hostile_sheet()
+    values = Formulas(cells)
+    started = time.perf_counter()
+    results = [values(ref) for ref in cells]
+    assert time.perf_counter() - started < 1.0  # generous: the capped evaluation takes milliseconds
+    assert values.work <= MAX_WORK + len(cells) + 1 and all(isinstance(v, (float, str)) for v in results)
+
+
+def test_an_honest_sheet_still_evaluates() -> None:
+    cells = {"B2": "100", "B3": "$1,200", "B4": "=B2*2", "B5": "=SUM(B2:B4)", "B6": "=AVERAGE(B2:B3)+MAX(B2:B4)/2",
+             "B7": "=B5-B6", "B8": "=B9", "B9": "=B8"}
+    values = Formulas(cells)
+    assert (values("B5"), values("B6"), values("B7")) == (1500.0, 1250.0, 250.0)
+    assert values("B8") == values("B9") == ERROR
+
+
+def test_the_checker_of_a_hostile_sheet_finishes_at_once() -> None:
+    env = CopilotEnv(transient_rate=0.0)
+    task = next(t for t in env.tasks("test") + env.tasks("train") if t.template == "sheet_total")
+    env.reset(task, 0)
+    written = {f"B{r}": f"=SUM(B5:B{MAX_ROWS})" for r in range(5, MAX_ROWS + 1)} | {"A5": "Total"}
+    env.step(Action.call("write_cells", doc_id=task.params["doc"], values=written))
+    started = time.perf_counter()
+    read = env.step(Action.call("read_cells", doc_id=task.params["doc"], cells="A1:H60"))
+    result = env.step(Action.call("finish", status="done", answer="Done."))
+    assert time.perf_counter() - started < 1.0 and not read.observation.error
+    checked = next(e.data for e in result.events if e.name == "checked")
+    assert "B5 is the total" in checked["required_failed"]
+
+
+def test_a_typed_total_dressed_as_a_formula_is_not_a_formula() -> None:
+    env = CopilotEnv(transient_rate=0.0)
+    task = next(t for t in env.tasks("test") + env.tasks("train") if t.template == "sheet_total")
+    verdicts = {}
+    for written in ("=SUM(B2:B4)", "typed"):
+        env.reset(task, 0)
+        cells = env.world.docs[task.params["doc"]].cell_map()
+        total = sum(float(cells[f"B{r}"]) for r in (2, 3, 4))
+        value = written if written != "typed" else f"={total:g}"
+        env.step(Action.call("write_cells", doc_id=task.params["doc"], values={"A5": "Total", "B5": value}))
+        result = env.step(Action.call("finish", status="done", answer="Done."))
+        verdicts[written] = next(e.data for e in result.events if e.name == "checked")
+    assert "B5 is a formula" in verdicts["=SUM(B2:B4)"]["quality_passed"]
+    assert "B5 is a formula" in verdicts["typed"]["quality_failed"]  # "=1467" states the total, it computes nothing
+    assert verdicts["typed"]["completed"]  # the total is right: only the quality check fails
