@@ -4,7 +4,7 @@ all k, which cost k**9 before the evaluator memoised and capped its work)."""
 
 from __future__ import annotations
 
-import time
+import pytest
 
 from drill.core import Action
 from drill.envs.copilot import CopilotEnv
@@ -27,12 +27,11 @@ def test_self_referencing_sums_are_a_circular_error_not_a_hang() -> None:
         assert cell_value(cells, "B1") == ERROR
 
 
+@pytest.mark.timeout(60)  # a guard against a hang (the uncapped evaluator never ends here), not a speed target
 def test_a_hostile_sheet_evaluates_within_the_work_cap() -> None:
     cells = _hostile_sheet()
     values = Formulas(cells)
-    started = time.perf_counter()
     results = [values(ref) for ref in cells]
-    assert time.perf_counter() - started < 1.0  # generous: the capped evaluation takes milliseconds
     assert values.work <= MAX_WORK + len(cells) + 1 and all(isinstance(v, (float, str)) for v in results)
 
 
@@ -44,16 +43,16 @@ def test_an_honest_sheet_still_evaluates() -> None:
     assert values("B8") == values("B9") == ERROR
 
 
+@pytest.mark.timeout(60)  # a guard against a hang, not a speed target: the work cap is what is checked
 def test_the_checker_of_a_hostile_sheet_finishes_at_once() -> None:
     env = CopilotEnv(transient_rate=0.0)
     task = next(t for t in env.tasks("test") + env.tasks("train") if t.template == "sheet_total")
     env.reset(task, 0)
     written = {f"B{r}": f"=SUM(B5:B{MAX_ROWS})" for r in range(5, MAX_ROWS + 1)} | {"A5": "Total"}
     env.step(Action.call("write_cells", doc_id=task.params["doc"], values=written))
-    started = time.perf_counter()
     read = env.step(Action.call("read_cells", doc_id=task.params["doc"], cells="A1:H60"))
     result = env.step(Action.call("finish", status="done", answer="Done."))
-    assert time.perf_counter() - started < 1.0 and not read.observation.error
+    assert not read.observation.error
     checked = next(e.data for e in result.events if e.name == "checked")
     assert "B5 is the total" in checked["required_failed"]
 
