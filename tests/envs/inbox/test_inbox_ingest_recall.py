@@ -119,3 +119,91 @@ def test_codec_names_that_are_not_charsets_do_not_lose_the_message(label: str) -
            + b"\nContent-Transfer-Encoding: 8bit\n\nLe caf\xc3\xa9 Zanzibar ferme le lundi.\n")
     record = parse_message(raw)
     assert record.body == "Le café Zanzibar ferme le lundi." and record.subject
+
+
+# -- multipart/alternative --------------------------------------------------------------------------
+
+
+def alternative(id: str, *versions: tuple[str, str]) -> bytes:
+    """A message whose body is a multipart/alternative of (subtype, text) versions, in that order."""
+    msg = EmailMessage()
+    for name, value in (("Message-ID", f"<{id}@example.com>"), ("Date", "Mon, 14 May 2001 16:39:00 -0700"),
+                        ("From", "ann@example.com"), ("To", USER), ("Subject", "offsite")):
+        msg[name] = value
+    (first_type, first), *rest = versions
+    msg.set_content(first, subtype=first_type)
+    for subtype, text in rest:
+        msg.add_alternative(text, subtype=subtype)
+    return msg.as_bytes()
+
+
+PLACEHOLDERS = [
+    "This message is in HTML format.",
+    "Your mail client does not support HTML. This is a multi-part message in MIME format; to read it, please "
+    "view this message in a web browser or in an HTML-capable email program, or contact our support desk.",
+    "To view this email in your browser, open the link below.\nhttps://news.example.com/view/2001-05",
+]
+
+
+@pytest.mark.parametrize("placeholder", PLACEHOLDERS)
+def test_an_html_part_behind_a_placeholder_is_indexed(tmp_path: Path, placeholder: str) -> None:
+    html = "<html><body><p>Gate code <b>4471</b> for the Zephyrhills depot.</p></body></html>"
+    store = ingested(tmp_path, {"1.": alternative("ph", ("plain", placeholder), ("html", html))})
+    assert found(store, "Zephyrhills") == found(store, "4471") == ["ph@example.com"]
+    stored = store.read(USER, "ph@example.com")
+    assert stored is not None and stored.body == "Gate code 4471 for the Zephyrhills depot."  # no placeholder
+
+
+def test_a_much_shorter_plain_part_gives_way_to_the_html(tmp_path: Path) -> None:
+    html = ("<table><tr><td>Monday</td><td>Kickoff in the Tamarack room</td></tr>"
+            "<tr><td>Tuesday</td><td>Hike to Lake Isabelle, bring crampons</td></tr></table>")
+    store = ingested(tmp_path, {"1.": alternative("short", ("plain", "Schedule for Monday and Tuesday below."),
+                                                  ("html", html))})
+    assert found(store, "crampons") == found(store, "Tamarack") == ["short@example.com"]
+    assert found(store, "below") == ["short@example.com"]  # the plain part's own words stay searchable
+
+
+def test_plain_and_html_that_differ_in_content_are_both_indexed_once(tmp_path: Path) -> None:
+    common = "The offsite moves to the Granite Lodge in Boulder on June 3."
+    plain = f"{common}\nPlain only: the shuttle leaves from Gate Kestrel."
+    html = f"<p>{common}</p><p>HTML only: bring the <b>Quetzal</b> badge.</p>"
+    store = ingested(tmp_path, {"1.": alternative("both", ("plain", plain), ("html", html))})
+    assert found(store, "Kestrel") == found(store, "Quetzal") == ["both@example.com"]
+    stored = store.read(USER, "both@example.com")
+    assert stored is not None and stored.body == f"{plain}\n\nHTML only: bring the Quetzal badge."
+
+
+def test_an_html_part_that_repeats_the_plain_text_adds_nothing() -> None:
+    plain = "The offsite moves to the Granite Lodge in Boulder on June 3.\nBring hiking boots."
+    html = f"<div><p>{plain.splitlines()[0]}</p><p><i>Bring</i> hiking boots.</p></div>" * 3
+    assert parse_message(alternative("same", ("plain", plain), ("html", html))).body == plain
+
+
+def test_several_alternatives_each_add_what_is_new(tmp_path: Path) -> None:
+    raw = alternative("three", ("plain", "This message is in HTML format."),
+                      ("markdown", "Agenda: **Wapiti** trail briefing."),
+                      ("html", "<p>Agenda: Wapiti trail briefing.</p><p>Dinner at the Ptarmigan Grill.</p>"))
+    store = ingested(tmp_path, {"1.": raw})
+    assert found(store, "Wapiti") == found(store, "Ptarmigan") == ["three@example.com"]
+    stored = store.read(USER, "three@example.com")
+    assert stored is not None and stored.body.count("Wapiti") == 1 and "HTML format" not in stored.body
+
+
+def test_a_huge_html_part_is_indexed_to_its_end(tmp_path: Path) -> None:
+    rows = "".join(f"<tr><td>row {n}</td><td>routine shipment {n % 97}</td></tr>" for n in range(40_000))
+    html = f"<html><body><table>{rows}</table><p>Final line: Quokka pallet missing.</p></body></html>"
+    store = ingested(tmp_path, {"1.": alternative("huge", ("plain", "This message is in HTML format."),
+                                                  ("html", html))})
+    assert len(html) > 2_000_000 and found(store, "Quokka") == ["huge@example.com"]
+
+
+@pytest.mark.parametrize("hostile", ["<script>var x = 1; " * 100_000, "<!-- unclosed " * 100_000,
+                                     "if a < b then " * 100_000, "<style>p {}</style>" * 60_000])
+def test_huge_html_is_read_in_linear_time_without_its_scripts(hostile: str) -> None:
+    """Past MAX_LAYOUT_HTML a tag strip reads the HTML: unclosed scripts, comments or stray `<` cannot make
+    it scan to the end again and again (each case below would take minutes if they did)."""
+    html = f"<html><head><title>Ignored title</title></head><body><script>leak()</script>{hostile}" \
+           "<div>Final line: the Quokka pallet is missing &amp; late.</div></body></html>"
+    text = parse_message(alternative("hostile", ("plain", "This message is in HTML format."), ("html", html))).body
+    assert text.endswith("Final line: the Quokka pallet is missing & late.")
+    assert "leak" not in text and "Ignored title" not in text

@@ -7,9 +7,12 @@ readable text once:
   messages and repeat them): every inline text part is kept, in order (a multipart whose boundary is missing
   is read as plain text); HTML is turned
   into text by `inscriptis` (table cells stay apart, `<head>`/`<script>`/`<style>` dropped, unclosed tags
-  tolerated);
-* of a multipart/alternative, the text/plain version is kept unless it is a placeholder ("This message is
-  in HTML format"): fewer than half the distinct words of the richest other version, which is kept instead;
+  tolerated), or past `MAX_LAYOUT_HTML` characters by a linear-time tag strip;
+* of a multipart/alternative (`_alternative`), the primary version is the text/plain one, unless it is a
+  placeholder (at most `MAX_PLACEHOLDER_WORDS` distinct words saying it stands in for HTML: "This message is
+  in HTML format", "view it in your browser") or has fewer than half the distinct words of the richest
+  version, which is primary instead; then each other version adds its lines that hold a word not yet kept, so
+  an HTML version that says more than the plain one is indexed too, and one that repeats it adds nothing;
 * a forwarded message (message/rfc822) becomes a `---------- Forwarded message ----------` block with its
   From/Date/Subject/To and its own body, once, however deep the nesting;
 * parts with `Content-Disposition: attachment` and non-text parts are attachments: their names are kept.
@@ -44,6 +47,7 @@ from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.policy import EmailPolicy
 from email.utils import getaddresses, parsedate_to_datetime
+from html import unescape
 from typing import Any
 
 from charset_normalizer import from_bytes
@@ -90,6 +94,20 @@ _SEVEN_BIT = ("iso2022", "utf-7", "utf_7", "hz")
 _ISO2022_ESCAPE = re.compile(rb"\x1b(?:\$[@AB]|\$\(|\$\)|\(I)")
 """An ISO-2022 switch to a multibyte set or to katakana (never ANSI terminal codes, nor ESC ( B alone)."""
 _NOT_ASCII_COMPATIBLE = ("utf_16", "utf_32", "utf_7", "cp037", "cp500", "cp1140")
+MAX_LAYOUT_HTML = 1_000_000
+"""HTML bodies longer than this (in characters) skip inscriptis's layout for a linear tag strip (`_strip_tags`)."""
+_HTML_INVISIBLE = re.compile(r"<(head|script|style)\b|<!--")  # matched on lower-cased text
+_HTML_BLOCK_TAG = re.compile(r"</?(p|div|br|tr|li|h[1-6]|table|ul|ol|blockquote|pre|hr|section|article)\b[^<>]*>",
+                             re.IGNORECASE)
+_HTML_TAG = re.compile(r"<[^<>]*>")  # [^<>]: a stray "<" never makes a match scan to the end
+_WORD = re.compile(r"[^\W_]+")
+MAX_PLACEHOLDER_WORDS = 40
+"""A text/plain alternative this short that says it stands in for HTML is a placeholder (`_PLACEHOLDER`)."""
+_PLACEHOLDER = re.compile(
+    r"html[- ](format|version|mail|e-?mail|message|capable|enabled|compatible)|(support|display|read)s? html"
+    r"|(view|read|open|see) (it|this|the)( (message|e-?mail|newsletter|mail))? (in|with|on|using) (a|an|your)"
+    r" (web[- ]?)?browser|(mail|e-?mail) (client|program|reader|software|application|viewer) (does ?n[o']t"
+    r"|can ?n[o']t|is unable|may not)|multi-?part message in mime format", re.IGNORECASE)
 _ANGLE_PART = re.compile(r"<[^<>]*>")  # Exchange paths in X-From/X-To: "Allen, Phillip K </O=ENRON/OU=NA/...>"
 
 
@@ -147,7 +165,7 @@ def _seven_bit(payload: bytes, codec: str | None) -> str:
         except UnicodeDecodeError:
             if codec.startswith("iso2022_jp"):
                 return _iso2022jp_as_cp932(payload)
-    elif _ISO2022_ESCAPE.search(payload):
+    elif b"\x1b" in payload and _ISO2022_ESCAPE.search(payload):
         try:
             return payload.decode("iso2022_kr" if b"\x1b$)C" in payload else "iso2022_jp_2")
         except UnicodeDecodeError:
@@ -179,12 +197,44 @@ def decode_text(payload: bytes, label: str | None) -> str:
     return payload.decode("cp1252", errors="replace")
 
 
+def _drop_invisible(html: str) -> str:
+    """`html` without its head, scripts, styles and comments. An element never closed is kept (only its tag is
+    stripped), and a closing tag is looked for once per kind after it was missing, so the time stays linear."""
+    lowered = html.lower()
+    kept: list[str] = []
+    position = 0
+    unclosed: set[str] = set()
+    for opening in _HTML_INVISIBLE.finditer(lowered):
+        closing = "-->" if opening.group() == "<!--" else f"</{opening.group(1)}"
+        if opening.start() < position or closing in unclosed:
+            continue
+        end = lowered.find(closing, opening.end())
+        if end < 0:
+            unclosed.add(closing)
+            continue
+        kept.append(html[position:opening.start()])
+        position = end + len(closing)
+    return " ".join([*kept, html[position:]])
+
+
+def _strip_tags(html: str) -> str:
+    """Text of an HTML body by regular expressions, in time linear in its size: head, scripts, styles and comments
+    dropped, a line break at each block tag, a space at each other tag, entities decoded."""
+    html = _HTML_BLOCK_TAG.sub("\n", _drop_invisible(html))
+    return unescape(_HTML_TAG.sub(" ", html))
+
+
 def html_to_text(html: str) -> str:
-    """Readable text of an HTML body: one line per block, cells and list items apart, blank lines dropped."""
-    try:
-        text = get_text(html)
-    except (ValueError, TypeError):  # lxml refuses a few oddities (an encoding declaration in a str)
-        text = get_text(html.encode("utf-8", "replace").decode("ascii", "ignore"))
+    """Readable text of an HTML body: one line per block, cells and list items apart, blank lines dropped.
+    Bodies over `MAX_LAYOUT_HTML` characters are read by `_strip_tags` (inscriptis's layout time grows faster
+    than the size: a 2 MB table takes seconds)."""
+    if len(html) > MAX_LAYOUT_HTML:
+        text = _strip_tags(html)
+    else:
+        try:
+            text = get_text(html)
+        except (ValueError, TypeError):  # lxml refuses a few oddities (an encoding declaration in a str)
+            text = get_text(html.encode("utf-8", "replace").decode("ascii", "ignore"))
     lines = (" ".join(line.split()) for line in text.splitlines())
     return "\n".join(line for line in lines if line)
 
@@ -253,18 +303,35 @@ def _utc_date(text: str) -> str | None:
 # -- body --------------------------------------------------------------------------------------------
 
 
-def _words(text: str) -> int:
-    return len(set(text.lower().split()))
+def _words(text: str) -> set[str]:
+    """Distinct words, roughly as the search index's unicode61 tokenizer splits them (letters and digits)."""
+    return set(_WORD.findall(text.lower()))
+
+
+def _is_placeholder(text: str, words: set[str]) -> bool:
+    return len(words) <= MAX_PLACEHOLDER_WORDS and _PLACEHOLDER.search(text) is not None
 
 
 def _alternative(parts: list[tuple[list[str], list[str]]], types: list[str]) -> tuple[list[str], list[str]]:
-    """Of a multipart/alternative's versions, the text/plain one unless it is a placeholder."""
-    sizes = [_words("\n".join(texts)) for texts, _ in parts]
-    richest = max(range(len(parts)), key=lambda i: sizes[i])
-    plain = next((i for i, t in enumerate(types) if t == "text/plain"), None)
-    if plain is not None and sizes[plain] * 2 >= sizes[richest]:
-        return parts[plain]
-    return parts[richest]
+    """The text of a multipart/alternative: the primary version, then the lines of the others that hold a word
+    not kept yet (an HTML version that says more than the plain one is indexed too; one that repeats it adds
+    nothing). The primary version is the text/plain one, or the version with the most distinct words where the
+    plain one is a placeholder or has fewer than half as many; a placeholder's words are dropped."""
+    texts = ["\n\n".join(blocks) for blocks, _ in parts]
+    words = [_words(text) for text in texts]
+    placeholders = {i for i, ctype in enumerate(types) if ctype == "text/plain" and _is_placeholder(texts[i], words[i])}
+    if all(not w for i, w in enumerate(words) if i not in placeholders):
+        placeholders = set()  # nothing stands behind the placeholder: it is the message
+    richest = max((i for i in range(len(parts)) if i not in placeholders), key=lambda i: len(words[i]))
+    plain = next((i for i, ctype in enumerate(types) if ctype == "text/plain" and i not in placeholders), None)
+    primary = plain if plain is not None and len(words[plain]) * 2 >= len(words[richest]) else richest
+    kept, seen = list(parts[primary][0]), set(words[primary])
+    for i, text in enumerate(texts):
+        if i == primary or i in placeholders or words[i] <= seen:
+            continue
+        kept.append("\n".join(line for line in text.splitlines() if not _words(line) <= seen))
+        seen |= words[i]
+    return kept, [name for _, names in parts for name in names]
 
 
 def _content(part: Message, depth: int) -> tuple[list[str], list[str]]:
