@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from drill.cli import app
 from drill.envs.inbox.ingest import ingest
 from drill.envs.inbox.mime import decode_text, parse_message
-from drill.envs.inbox.store import MailStore
+from drill.envs.inbox.store import MailStore, content_key, variant_id
 
 USER = "bob@example.com"
 
@@ -207,3 +207,60 @@ def test_huge_html_is_read_in_linear_time_without_its_scripts(hostile: str) -> N
     text = parse_message(alternative("hostile", ("plain", "This message is in HTML format."), ("html", html))).body
     assert text.endswith("Final line: the Quokka pallet is missing & late.")
     assert "leak" not in text and "Ignored title" not in text
+
+
+# -- reused Message-IDs ----------------------------------------------------------------------------------
+
+
+def reused(body: str, extra_headers: str = "", subject: str = "Depot notes") -> bytes:
+    return (f"{extra_headers}Message-ID: <reused@example.com>\nDate: Mon, 14 May 2001 16:39:00 -0700\n"
+            f"From: ann@example.com\nTo: {USER}\nSubject: {subject}\n\n{body}\n").encode()
+
+
+def test_a_reused_message_id_with_another_body_keeps_both_and_reruns_add_nothing(tmp_path: Path) -> None:
+    first = reused("The pallet count at the Wapiti depot is 41.")
+    second = reused("Different mail, same broken id: the Ptarmigan shipment left on Friday.")
+    copy = reused("Different mail,  same broken id:\nthe Ptarmigan shipment left on Friday.",  # re-wrapped
+                  "Received: from relay.example.com by mx.example.com; Tue, 15 May 2001 00:00:00 +0000\n"
+                  "X-Folder: \\\\Ann\\\\Archive\n")
+    other_subject = reused("The pallet count at the Wapiti depot is 41.", subject="Fwd: Depot notes")
+    mails = {"1.": first, "2.": second, "3.": copy, "4.": other_subject}
+    folder = tmp_path / "mail" / "inbox"
+    folder.mkdir(parents=True)
+    for name, raw in mails.items():
+        (folder / name).write_bytes(raw)
+    store = MailStore(tmp_path / "mail.db")
+    report = ingest(tmp_path / "mail", store, USER)
+    assert (report.added, report.duplicates, report.skipped) == (3, 1, [])
+    assert report.summary() == "added 3 (2 reusing a stored Message-ID with other content), duplicates 1, skipped 0"
+    assert [Path(source).name for source in report.duplicate_sources] == ["3."]  # headers and wrapping differ
+    [(source_2, id_2), (source_4, id_4)] = report.variants
+    assert (Path(source_2).name, Path(source_4).name) == ("2.", "4.")
+    assert id_2.startswith("reused@example.com#") and len({id_2, id_4, "reused@example.com"}) == 3
+    assert report.details()[0] == f"stored {source_2} as {id_2}: its Message-ID was taken by a message with " \
+                                  "other content"
+    assert sorted(found(store, "Wapiti")) == sorted(["reused@example.com", id_4])
+    assert found(store, "Ptarmigan") == [id_2]
+    stored = store.read(USER, id_2)
+    assert stored is not None and stored.body == "Different mail, same broken id: the Ptarmigan shipment left on Friday."
+
+    again = ingest(tmp_path / "mail", store, USER)  # the same tree: nothing added, nothing lost
+    assert (again.added, again.duplicates, again.variants) == (0, 4, []) and store.count(USER) == 3
+    elsewhere = MailStore(tmp_path / "other.db")  # the derived ids depend on content only
+    assert [stored for _, stored in ingest(tmp_path / "mail", elsewhere, USER).variants] == [id_2, id_4]
+    (folder / "5.").write_bytes(copy.replace(b"Received:", b"Delivered-To: bob@example.com\nReceived:"))
+    third = ingest(tmp_path / "mail", store, USER)  # new bytes, content already stored under a derived id
+    assert (third.added, third.duplicates) == (0, 5) and store.count(USER) == 3
+    store.check_integrity()
+
+
+def test_a_derived_id_taken_by_another_message_falls_back_to_the_whole_content_key(tmp_path: Path) -> None:
+    store = MailStore(tmp_path / "mail.db")
+    original, reuse = parse_message(reused("Original body.")), parse_message(reused("Another body: Zanzibar."))
+    key = content_key(reuse.subject, reuse.body, "")
+    squatter = parse_message(reused("A third body.").replace(b"<reused@example.com>",
+                                                              f"<{variant_id(reuse.message_id, key, 16)}>".encode()))
+    assert store.add_each(USER, [original, squatter, reuse]) == [
+        original.message_id, squatter.message_id, variant_id(reuse.message_id, key, 64)]
+    assert store.add_each(USER, [reuse, original, squatter]) == [None, None, None]
+    assert found(store, "Zanzibar") == [variant_id(reuse.message_id, key, 64)]
