@@ -2,7 +2,8 @@
 
 Each inbox belongs to one user (an address such as `dana.whitfield@kestrel.example`, or an Enron folder name
 such as `allen-p`). The same message may sit in several inboxes (sender's sent folder and recipient's inbox),
-so messages are keyed by (inbox, message_id).
+so messages are keyed by (inbox, message_id). A message that reuses a stored Message-ID with other content is
+stored under an id derived from its content (`variant_id`); one with the same content is a duplicate.
 
 Schema:
 
