@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from drill.cli import app
-from drill.envs.inbox.ingest import ingest
+from drill.envs.inbox.ingest import SHOWN_SKIPPED, IngestReport, ingest
 from drill.envs.inbox.mime import decode_text, parse_message
 from drill.envs.inbox.store import MailStore, content_key, variant_id
 
@@ -264,3 +264,10 @@ def test_a_derived_id_taken_by_another_message_falls_back_to_the_whole_content_k
         original.message_id, squatter.message_id, variant_id(reuse.message_id, key, 64)]
     assert store.add_each(USER, [reuse, original, squatter]) == [None, None, None]
     assert found(store, "Zanzibar") == [variant_id(reuse.message_id, key, 64)]
+
+
+def test_the_report_lists_the_first_derived_ids_and_counts_them_all() -> None:
+    report = IngestReport(added=25, variants=[(f"inbox/{n}.", f"m@x#{n:016x}") for n in range(25)])
+    assert report.summary() == "added 25 (25 reusing a stored Message-ID with other content), duplicates 0, skipped 0"
+    assert len(report.details()) == SHOWN_SKIPPED + 1 and report.details()[-1].startswith("... and 5 more stored")
+    assert len(report.details(verbose=True)) == 25

@@ -52,7 +52,8 @@ BATCH_SIZE = 500
 MAX_CONTENT_LENGTH = 256 * 2**20
 """A larger mboxcl2 Content-Length is not trusted (the message is framed by its envelope lines instead)."""
 SHOWN_SKIPPED = 20
-"""Skipped sources listed by `IngestReport.details()` without `verbose` (the count is always given)."""
+"""Skipped sources, and messages stored under a derived id, listed by `IngestReport.details()` without `verbose`
+(the counts are always given)."""
 
 _ENVELOPE = re.compile(rb"From \S+ +.*\b\d{1,2}:\d\d\b.*\b\d{4}\b")
 _QUOTED_FROM = re.compile(rb">+From ")
@@ -79,11 +80,15 @@ class IngestReport:
         return line
 
     def details(self, verbose: bool = False) -> list[str]:
-        """One line per skipped source (the first `SHOWN_SKIPPED` unless `verbose`) and per message stored under a
-        derived id; duplicates too if `verbose`."""
-        shown = self.skipped if verbose else self.skipped[:SHOWN_SKIPPED]
+        """One line per message stored under a derived id and per skipped source (the first `SHOWN_SKIPPED` of
+        each unless `verbose`); duplicates too if `verbose`."""
+        variants = self.variants if verbose else self.variants[:SHOWN_SKIPPED]
         lines = [f"stored {source} as {stored}: its Message-ID was taken by a message with other content"
-                 for source, stored in self.variants]
+                 for source, stored in variants]
+        if len(self.variants) > len(variants):
+            lines.append(f"... and {len(self.variants) - len(variants)} more stored under a derived id (all of them "
+                         "with --verbose)")
+        shown = self.skipped if verbose else self.skipped[:SHOWN_SKIPPED]
         lines += [f"skipped {source}: {reason}" for source, reason in shown]
         if len(self.skipped) > len(shown):
             lines.append(f"... and {len(self.skipped) - len(shown)} more skipped (all of them with --verbose)")

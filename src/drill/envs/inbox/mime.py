@@ -118,6 +118,7 @@ class CorruptMessage(ValueError):
 # -- text --------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1024)
 def _codec(label: str | None) -> str | None:
     """The Python text codec for a MIME charset label (read as its superset), or None if there is none."""
     if not label:
