@@ -26,8 +26,9 @@ def ingest_command(
                                                         "or file name."),
     split_users: bool = typer.Option(False, "--split-users", help="Each top-level folder (or mbox file) of PATH is "
                                      "one user's inbox (Enron's maildir/ root)."),
-    verbose: bool = typer.Option(False, "--verbose", help="List every skipped file and folder and every duplicate "
-                                                         "(default: the first 20 skipped, and the counts)."),
+    verbose: bool = typer.Option(False, "--verbose", help="List every skipped file and folder, every message stored "
+                                 "under a derived id and every duplicate (default: the first 20 of the first two, and "
+                                 "the counts)."),
 ) -> None:
     """Ingest maildir or mbox mail into a SQLite FTS5 mail store; running it again adds nothing. Every message file
     is stored, counted as a duplicate, or reported as skipped with its reason."""

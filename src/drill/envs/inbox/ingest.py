@@ -22,8 +22,10 @@ a body does not cut the message (mboxo/mboxrd); a valid `Content-Length` header 
 Nothing is lost silently: every message is stored, counted as a duplicate, or listed in `IngestReport.skipped`
 with its reason, and so is every file or folder not read. Ingestion is idempotent and incremental: a source
 whose raw bytes were stored before is skipped unparsed, and a message whose Message-ID is already in the inbox
-counts as a duplicate. Messages are written in batches, one transaction each, so an interrupted run leaves
-whole batches and a rerun completes it.
+with the same content (subject, body, attachment names; `store.content_key`) counts as a duplicate. One that
+reuses a stored Message-ID with other content is stored too, under an id derived from its content
+(`store.variant_id`), and counted in `IngestReport.variants`. Messages are written in batches, one transaction
+each, so an interrupted run leaves whole batches and a rerun completes it.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ BATCH_SIZE = 500
 MAX_CONTENT_LENGTH = 256 * 2**20
 """A larger mboxcl2 Content-Length is not trusted (the message is framed by its envelope lines instead)."""
 SHOWN_SKIPPED = 20
-"""Skipped sources listed by `IngestReport.details()` without `verbose` (the count is always given)."""
+"""Skipped sources, and messages stored under a derived id, listed by `IngestReport.details()` without `verbose`
+(the counts are always given)."""
 
 _ENVELOPE = re.compile(rb"From \S+ +.*\b\d{1,2}:\d\d\b.*\b\d{4}\b")
 _QUOTED_FROM = re.compile(rb">+From ")
@@ -65,18 +68,28 @@ class IngestReport:
     """(source, reason) for every file, folder or mbox entry that was not stored."""
     duplicate_sources: list[str] = field(default_factory=list)
     """The source of every message counted as a duplicate."""
+    variants: list[tuple[str, str]] = field(default_factory=list)
+    """(source, stored id) for every added message whose Message-ID was taken by one with other content."""
 
     def summary(self) -> str:
-        line = f"added {self.added}, duplicates {self.duplicates}, skipped {len(self.skipped)}"
+        reused = f" ({len(self.variants)} reusing a stored Message-ID with other content)" if self.variants else ""
+        line = f"added {self.added}{reused}, duplicates {self.duplicates}, skipped {len(self.skipped)}"
         if self.skipped:
             reasons = Counter(reason.split(":")[0] for _, reason in self.skipped)
             line += " (" + ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items())) + ")"
         return line
 
     def details(self, verbose: bool = False) -> list[str]:
-        """One line per skipped source (the first `SHOWN_SKIPPED` unless `verbose`; duplicates too if `verbose`)."""
+        """One line per message stored under a derived id and per skipped source (the first `SHOWN_SKIPPED` of
+        each unless `verbose`); duplicates too if `verbose`."""
+        variants = self.variants if verbose else self.variants[:SHOWN_SKIPPED]
+        lines = [f"stored {source} as {stored}: its Message-ID was taken by a message with other content"
+                 for source, stored in variants]
+        if len(self.variants) > len(variants):
+            lines.append(f"... and {len(self.variants) - len(variants)} more stored under a derived id (all of them "
+                         "with --verbose)")
         shown = self.skipped if verbose else self.skipped[:SHOWN_SKIPPED]
-        lines = [f"skipped {source}: {reason}" for source, reason in shown]
+        lines += [f"skipped {source}: {reason}" for source, reason in shown]
         if len(self.skipped) > len(shown):
             lines.append(f"... and {len(self.skipped) - len(shown)} more skipped (all of them with --verbose)")
         if verbose:
@@ -88,6 +101,7 @@ class IngestReport:
         self.duplicates += other.duplicates
         self.skipped += other.skipped
         self.duplicate_sources += other.duplicate_sources
+        self.variants += other.variants
 
 
 # -- what to read ----------------------------------------------------------------------------------------
@@ -263,10 +277,14 @@ def ingest(path: Path, store: MailStore, user: str = "", progress: Progress | No
     labels: list[str] = []
 
     def flush() -> None:
-        outcomes = store.add_each(user, batch)
-        report.added += sum(outcomes)
-        report.duplicates += len(outcomes) - sum(outcomes)
-        report.duplicate_sources += [label for label, added in zip(labels, outcomes) if not added]
+        for label, record, stored in zip(labels, batch, store.add_each(user, batch)):
+            if stored is None:
+                report.duplicates += 1
+                report.duplicate_sources.append(label)
+                continue
+            report.added += 1
+            if stored != record.message_id:
+                report.variants.append((label, stored))
         batch.clear()
         labels.clear()
 

@@ -2,7 +2,8 @@
 
 Each inbox belongs to one user (an address such as `dana.whitfield@kestrel.example`, or an Enron folder name
 such as `allen-p`). The same message may sit in several inboxes (sender's sent folder and recipient's inbox),
-so messages are keyed by (inbox, message_id).
+so messages are keyed by (inbox, message_id). A message that reuses a stored Message-ID with other content is
+stored under an id derived from its content (`variant_id`); one with the same content is a duplicate.
 
 Schema:
 
@@ -27,6 +28,7 @@ transaction: the people index is built from the stored messages).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import urllib.parse
@@ -37,7 +39,7 @@ from pathlib import Path
 from drill.envs.inbox.query import MAX_QUERY_TERMS, PeopleFilter, SnippetMaker, clean_text, fts_query, people_text
 
 __all__ = ["MAX_QUERY_TERMS", "MailRecord", "MailStore", "Recipient", "SearchHit", "StoreError", "StoredMessage",
-           "fts_query"]
+           "content_key", "fts_query", "variant_id"]
 
 SCHEMA_VERSION = 2
 
@@ -155,6 +157,20 @@ class SearchHit:
 def normalize_message_id(text: str) -> str:
     """Message ids are stored without angle brackets or surrounding whitespace; agents may send either."""
     return clean_text(text).strip().strip("<>").strip()
+
+
+def content_key(subject: str, body: str, attachments: str) -> str:
+    """What makes two messages with one Message-ID the same message: the same subject, body and attachment
+    names, with every run of whitespace read as one space (a re-wrapped or re-encoded copy is the same mail;
+    Received, Delivered-To and the other transport headers are never compared)."""
+    text = "\x00".join(" ".join(field.split()) for field in (subject, body, attachments))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def variant_id(message_id: str, key: str, length: int) -> str:
+    """The id a message is stored under when its Message-ID is taken by another message: `id#` and the first
+    `length` hex digits of its `content_key`."""
+    return f"{message_id}#{key[:length]}"
 
 
 def _check_fts5(conn: sqlite3.Connection | None = None) -> None:
@@ -285,39 +301,54 @@ class MailStore:
 
     def add(self, inbox: str, records: Sequence[MailRecord]) -> tuple[int, int]:
         """Add messages to `inbox` in one transaction; returns (added, duplicates). See `add_each`."""
-        outcomes = self.add_each(inbox, records)
-        return sum(outcomes), len(outcomes) - sum(outcomes)
+        stored = self.add_each(inbox, records)
+        added = sum(1 for message_id in stored if message_id is not None)
+        return added, len(stored) - added
 
-    def add_each(self, inbox: str, records: Sequence[MailRecord]) -> list[bool]:
-        """Add messages to `inbox` in one transaction; for each record, whether it was added.
+    def add_each(self, inbox: str, records: Sequence[MailRecord]) -> list[str | None]:
+        """Add messages to `inbox` in one transaction; for each record, the id it was stored under, or None for
+        a duplicate.
 
-        A message whose (inbox, message_id) is already stored is a duplicate and is left as it was.
-        If anything fails, the whole batch is rolled back and the error raised.
+        A record whose Message-ID is already stored with the same content (`content_key`) is a duplicate and
+        changes nothing. With other content it is a different message that reused the id (mail archives carry
+        reused and broken Message-IDs): it is stored under `variant_id`, derived from its content, so a rerun
+        finds it there and counts it as a duplicate. If anything fails, the whole batch is rolled back and the
+        error raised.
         """
-        outcomes: list[bool] = []
+        stored: list[str | None] = []
         with self.conn:
             self.conn.execute("INSERT OR IGNORE INTO inboxes(user) VALUES (?)", (inbox,))
-            for r in records:
-                cursor = self.conn.execute(
-                    "INSERT OR IGNORE INTO messages(inbox, message_id, subject, sender, sender_name, date, body, "
-                    "attachments, source_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (inbox, r.message_id, r.subject, r.sender, r.sender_name, r.date, r.body,
-                     "\n".join(r.attachments), r.source_hash),
-                )
-                outcomes.append(cursor.rowcount > 0)
-                if cursor.rowcount == 0:
-                    continue
-                self.conn.executemany(
-                    "INSERT INTO recipients(message_key, address, name, kind) VALUES (?, ?, ?, ?)",
-                    [(cursor.lastrowid, p.address, p.name, p.kind) for p in r.recipients],
-                )
-                recipients = [part for p in r.recipients for part in (p.name, p.address)]
-                self.conn.execute(
-                    "INSERT INTO people_fts(rowid, sender, recipients) VALUES (?, ?, ?)",
-                    (cursor.lastrowid, people_text(r.sender_name, *r.sender_aliases, r.sender),
-                     people_text(*recipients, *r.recipient_aliases)),
-                )
-        return outcomes
+            for record in records:
+                stored.append(self._add_one(inbox, record))
+        return stored
+
+    def _add_one(self, inbox: str, r: MailRecord) -> str | None:
+        attachments = "\n".join(r.attachments)
+        key = ""  # the content key, computed only once the Message-ID is found taken
+        for length in (0, 16, 64):
+            message_id = variant_id(r.message_id, key, length) if length else r.message_id
+            cursor = self.conn.execute(
+                "INSERT OR IGNORE INTO messages(inbox, message_id, subject, sender, sender_name, date, body, "
+                "attachments, source_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (inbox, message_id, r.subject, r.sender, r.sender_name, r.date, r.body, attachments, r.source_hash),
+            )
+            if cursor.rowcount > 0:
+                self._add_people(cursor.lastrowid, r)
+                return message_id
+            key = key or content_key(r.subject, r.body, attachments)
+            held = self.conn.execute("SELECT subject, body, attachments FROM messages WHERE inbox = ? AND "
+                                     "message_id = ?", (inbox, message_id)).fetchone()
+            if content_key(*held) == key:
+                return None
+        raise StoreError(f"{r.message_id}: its content-derived ids are all taken by other messages in {inbox!r}")
+
+    def _add_people(self, key: int | None, r: MailRecord) -> None:
+        self.conn.executemany("INSERT INTO recipients(message_key, address, name, kind) VALUES (?, ?, ?, ?)",
+                              [(key, p.address, p.name, p.kind) for p in r.recipients])
+        recipients = [part for p in r.recipients for part in (p.name, p.address)]
+        self.conn.execute("INSERT INTO people_fts(rowid, sender, recipients) VALUES (?, ?, ?)",
+                          (key, people_text(r.sender_name, *r.sender_aliases, r.sender),
+                           people_text(*recipients, *r.recipient_aliases)))
 
     def has_source(self, inbox: str, source_hash: str) -> bool:
         return self.conn.execute("SELECT 1 FROM messages WHERE inbox = ? AND source_hash = ? LIMIT 1",
