@@ -727,6 +727,9 @@ def partial_strategies(bases: Sequence[str] = ("heuristic",)) -> list[Strategy]:
                             (cut_bulk(lambda v: v[:-1], False),), partial=True))
         out.append(Strategy(f"{base}, each bulk action on its first item, the rest disposed of", "partial: bulk",
                             base, (cut_bulk(lambda v: v[:1], True),), partial=True))
+    return out
+
+
 def role_strategies(roles: Sequence[str], bases: Sequence[str]) -> list[Strategy]:
     """For an environment with several roles: each baseline with its roles merged (one role's policy in every seat),
     two roles swapped, the seats rotated, and (the heuristic only) one seat taken over by another role's policy.
