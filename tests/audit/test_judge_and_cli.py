@@ -60,9 +60,10 @@ def test_a_judge_that_accepts_lists_is_caught_and_hedges_never_reach_it(stub: St
     report, findings = judge_audit(questions, AnswerJudge("openai:lenient", stub.base_url), match_verdict,
                                    "openai:lenient", limit=12)
     kinds = {f.strategy.split(": ", 1)[1] for f in findings if f.kind == "judge accepts adversarial answers"}
-    assert "list of candidates" in kinds and all(f.level == "error" for f in findings)
-    assert "hedge" not in kinds and "with a doubt" not in kinds  # rule: a hedge is wrong before the model is asked
-    assert report["adversarial_accepted"]["list of candidates"] == 1.0 and report["agreement"] >= 0.9
+    assert "question with the gold" in kinds and all(f.level == "error" for f in findings)
+    # rule: a hedge, and since issue 38 a list of the question's kind, is wrong before the model is asked
+    assert not kinds & {"hedge", "with a doubt", "list of candidates"}
+    assert report["adversarial_accepted"]["list of candidates"] == 0.0 and report["agreement"] >= 0.9
 
 
 def test_a_strict_judge_agrees_with_match_and_accepts_no_adversarial_answer(stub: StubOpenAIServer,
@@ -93,7 +94,8 @@ def test_drill_audit_inbox_with_an_llm_judge_runs_the_judge_audit(stub: StubOpen
                                  "--judge", "openai:lenient", "--judge-base-url", stub.base_url, "--strict"])
     assert result.exit_code == 1, result.output  # --strict: the judge's errors fail the command
     audit = json.loads((tmp_path / "audit.json").read_text())
-    assert audit["judge"]["judge"] == "openai:lenient" and audit["judge"]["adversarial_accepted"]["list of candidates"]
+    accepted = audit["judge"]["adversarial_accepted"]
+    assert audit["judge"]["judge"] == "openai:lenient" and accepted["question with the gold"]
     assert any(f["kind"] == "judge accepts adversarial answers" for f in audit["findings"])
 
 
