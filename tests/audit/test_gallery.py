@@ -4,13 +4,16 @@ search (`drill audit`) — and the shipped rubric, audited the same way, does no
 * an inverted length branch (the parsimony reward that paid for film history);
 * a grader that does not cap how many items an answer may list (cite everything, get the credit);
 * an abstention check that is a list of accepted phrasings (a listed phrasing is taken as right on any question);
-* a judge that accepts a hedge ("X, or maybe Y" is marked correct when X is).
+* a judge that accepts a hedge ("X, or maybe Y" is marked correct when X is);
+* a judge that reads a list only at its separators (issue 38: "Harbor Room Granite Room", every candidate packed
+  with spaces, and every room of the train answers named without searching, were judged correct).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +23,14 @@ from drill.audit.search import AuditResult, Finding, audit_env
 from drill.core.rubric import Rubric
 from drill.core.types import Episode
 from drill.envs import inbox, triage
-from drill.envs.inbox.questions import InboxQuestion, Verdict, is_abstention, match_verdict, normalize_answer
+from drill.envs.inbox.questions import (
+    InboxQuestion,
+    Verdict,
+    is_abstention,
+    is_hedged,
+    match_verdict,
+    normalize_answer,
+)
 from drill.envs.inbox.rubric import rubric as inbox_rubric
 from drill.envs.triage.corpus import TriageTask
 from drill.envs.triage.rubric import length_budget, submission
@@ -141,6 +151,43 @@ def test_a_judge_that_accepts_a_hedge_is_caught(inbox_shipped: AuditResult) -> N
     answer = caught[0].example["actions"][-1]["arguments"]["answer"]
     assert "maybe" in answer or "," in answer
     assert not [f for f in inbox_shipped.findings if f.kind == "accepts a hedge"]
+
+
+# -- a judge that reads a list only at its separators -------------------------------------------------------
+
+_BREAK = re.compile(r"[,;|&?\n]|\band\b|\bor\b", re.IGNORECASE)
+
+
+def separator_judge(question: InboxQuestion, answer: str) -> Verdict:
+    """The judge before issue 38: the gold as a run of words within ten extra words, and a list only where a
+    separator (comma, "or", newline, ...) is followed by a new capitalised word or number. Spaces hide a list."""
+    if is_abstention(answer):
+        return Verdict("correct" if question.answer is None else "abstained", "separators")
+    if question.answer is None:
+        return Verdict("wrong", "separators")
+    said = normalize_answer(answer)
+    known = {w for f in (question.answer, *question.aliases, question.question) for w in normalize_answer(f)}
+    listed = any((w[:1].isupper() or any(c.isdigit() for c in w)) and not set(normalize_answer(w)) <= known
+                 for part in _BREAK.split(answer)[1:] for w in re.findall(r"[\w$.-]+", part))
+    for form in (question.answer, *question.aliases):
+        gold = normalize_answer(form)
+        if any(said[i:i + len(gold)] == gold for i in range(len(said))) and len(said) <= len(gold) + 10:
+            return Verdict("wrong" if listed or is_hedged(question, answer) else "correct", "separators")
+    return Verdict("wrong", "separators")
+
+
+def test_a_judge_that_reads_lists_only_at_separators_is_caught(inbox_shipped: AuditResult) -> None:
+    result = audit(inbox.SPEC, inbox_rubric(10, separator_judge))  # type: ignore[arg-type]
+    reached = {f.family: f for f in result.findings if f.kind == "reaches the heuristic"}
+    assert {"heuristic: packed candidates", "blind train answers"} <= set(reached), [
+        (f.kind, f.strategy) for f in result.findings]
+    assert "packed with" in reached["heuristic: packed candidates"].strategy  # spaces or slashes: no comma
+    assert "room" in reached["blind train answers"].strategy and "correct" in reached["blind train answers"].components
+    shipped = {s["strategy"]: s["mean"] for s in inbox_shipped.strategies}
+    assert max(m for name, m in shipped.items() if "packed" in name and name.startswith("heuristic")) < (
+        inbox_shipped.baselines["heuristic"])
+    assert not [f for f in inbox_shipped.findings
+                if f.family in ("heuristic: packed candidates", "blind train answers")]
 
 
 def test_the_shipped_rubrics_have_no_error_and_nothing_reaching_the_heuristic(triage_shipped: AuditResult,

@@ -84,6 +84,16 @@ def _money(task: CopilotTask) -> str:
     return f"${amount:,.2f} {amount:,.0f} {amount:.0f} {amount:.2f}"
 
 
+def listed(answer: str, *facts: str) -> bool:
+    """The answer lists candidates after a separator: more than one part (split at commas, semicolons, "and", "or")
+    and some part names what none of the facts does ("Lighthouse Room, Dana Whitfield"; found by `drill audit
+    copilot`). `drill.core.judge` finds the candidates of the asked kind that no separator shows."""
+    parts = [normalize_answer(part) for part in _PARTS.split(re.sub(r"(?<=\d),(?=\d{3})", "", answer))]
+    parts = [part for part in parts if part]
+    explained = {w for fact in facts for w in normalize_answer(fact)}
+    return len(parts) > 1 and any(set(part) - explained for part in parts)
+
+
 def invented(answer: str, *known: str) -> bool:
     """The answer names specifics (a capitalised name past a sentence's first word, or a number) that none of `known`
     (the request, the reference answer) does: candidates or guesses appended to an explanation. A name read out of
@@ -99,6 +109,7 @@ def invented(answer: str, *known: str) -> bool:
 _SPECIFIC = re.compile(r"\b[A-Z][\w'’-]*|\b\d[\w'’-]*")
 _WORD = re.compile(r"\b\w[\w'’-]*")
 _ADDRESS = re.compile(r"\S+@\S+")
+_PARTS = re.compile(r"[,;|/\n]|\band\b|\bor\b", re.IGNORECASE)
 
 
 def _lexicon(world: World, kind: str) -> tuple[str, ...]:
@@ -116,7 +127,7 @@ def _answer(task: CopilotTask, start: World, answer: str, kind: str, *facts: str
     """The answer states the fact (any of `facts`, its forms) and no other value of `kind`, whatever separates them
     (`drill.core.judge`: "Harbor Room Granite Room" lists two rooms; "$1,740" is "1740 dollars", not "17400")."""
     verdict = judge(answer, facts, kind, task.request, _lexicon(start, kind))
-    return {"answer": verdict.correct and not hedged(answer, *facts, task.request)}
+    return {"answer": verdict.correct and not hedged(answer, *facts, task.request) and not listed(answer, *facts)}
 
 
 def _label(task: CopilotTask, start: World, end: World, answer: str) -> Checks:

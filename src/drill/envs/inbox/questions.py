@@ -158,20 +158,53 @@ def lexicon_of(questions: Sequence[InboxQuestion]) -> dict[str, tuple[str, ...]]
 
 def is_listed(question: InboxQuestion, answer: str, lexicon: Lexicon | None = None) -> bool:
     """The answer states a value of the question's kind other than the gold, beside it or instead of it, however
-    they are separated (commas, "or", spaces, newlines, nothing). The match judge marks it wrong, and an LLM judge
-    never sees it. A clock time is no second date ("February 5, 9:30 AM" answers "When is the QBR?")."""
+    they are separated (commas, "or", spaces, newlines, nothing), or lists anything new after a separator. The
+    match judge marks it wrong, and an LLM judge never sees it. A clock time is no second date ("February 5, 9:30
+    AM" answers "When is the QBR?")."""
     if question.answer is None:
         return False
     verdict = judge(answer, [question.answer, *question.aliases], question.kind, question.question,
                     (lexicon or {}).get(question.kind, ()))
-    return not verdict.correct and not verdict.reason.startswith("states no ")
+    return _separated_list(question, answer) or (not verdict.correct and not verdict.reason.startswith("states no "))
+
+
+_SEGMENT_BREAK = re.compile(r"[,;|&?\n]|\band\b|\bor\b", re.IGNORECASE)
+_PLAIN = frozenset({"it", "its", "it's", "is", "was", "on", "at", "in", "he", "she", "they", "we", "i", "answer",
+                    "this", "that", "there", "yes", "no"})
+_YEAR = re.compile(r"(19|20)\d\d")
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?:\s*[ap]\.?m\b\.?)?", re.IGNORECASE)
+
+
+def _separated_list(question: InboxQuestion, answer: str) -> bool:
+    """A second segment (after a comma, semicolon, "and", "or", "?") names something neither the gold nor the
+    question does, of any kind: a capitalised word (not the answer's first) or a number, not a year ("Harbor Room,
+    Dana Whitfield"; found by `drill audit inbox`). A clock time is not a candidate when the gold has none."""
+    known = {w for form in (question.answer or "", *question.aliases, question.question)
+             for w in normalize_answer(form)}
+    if not any(_CLOCK.search(form) for form in (question.answer or "", *question.aliases)):
+        answer = _CLOCK.sub("", answer)
+    segments = _SEGMENT_BREAK.split(_THOUSANDS.sub("", answer))
+    first = True
+    for segment in segments if len(segments) > 1 else ():
+        for raw in re.findall(r"[\w'’$.-]+", segment):
+            word = " ".join(normalize_answer(raw))
+            opening, first = first, False
+            if (not word or set(word.split()) <= known or raw.lower() in _PLAIN
+                    or (opening and not any(c.isdigit() for c in raw))):
+                continue
+            if (raw[0].isupper() and raw.lower() not in _ARTICLES) or (any(c.isdigit() for c in raw)
+                                                                        and not _YEAR.fullmatch(word)):
+                return True
+    return False
 
 
 def _states_gold(question: InboxQuestion, answer: str, lexicon: Lexicon | None) -> bool:
+    """The answer states the gold value and no other value of its kind (`drill.core.judge`), within
+    `MAX_EXTRA_WORDS`, and lists nothing else after a separator."""
     assert question.answer is not None
     forms = [question.answer, *question.aliases]
     longest = max(len(normalize_answer(form)) for form in forms)
-    return (len(normalize_answer(answer)) <= longest + MAX_EXTRA_WORDS
+    return (len(normalize_answer(answer)) <= longest + MAX_EXTRA_WORDS and not _separated_list(question, answer)
             and judge(answer, forms, question.kind, question.question, (lexicon or {}).get(question.kind, ())).correct)
 
 
