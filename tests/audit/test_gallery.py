@@ -190,6 +190,59 @@ def test_a_judge_that_reads_lists_only_at_separators_is_caught(inbox_shipped: Au
                 if f.family in ("heuristic: packed candidates", "blind train answers")]
 
 
+def packing_findings(spec: Any, max_tasks: int) -> tuple[list[Finding], dict[str, float]]:
+    """The packing and blind strategies alone (`packing_strategies`, which `drill audit` plays first), judged as the
+    search judges every strategy: a copilot audit of every strategy takes minutes."""
+    from drill.audit.search import Played, answer_fields, judge_strategy, tools_of
+    from drill.audit.strategies import Context, StrategyPolicy, answers_of, constants_of, packing_strategies
+    from drill.core.rollout import run_episodes
+
+    options = spec.parse_options({})
+    make_env = spec.make(options)
+    env, rubric = make_env(), spec.rubric_for(options)
+    jobs = [(t, 0) for t in env.tasks("test")[:max_tasks]]
+    baselines = {name: factory() for name, factory in spec.baselines(options).items()}
+
+    def play(policy: Any) -> Played:
+        return Played("", run_episodes(make_env, jobs, policy, rubric))
+
+    heuristic, oracle = play(baselines["heuristic"]), play(baselines["oracle"])
+    ctx = Context(tuple(constants_of(env.tasks("train"))), tuple(answers_of(env.tasks("train"))))
+    findings, means = [], {"heuristic": heuristic.mean}
+    for strategy in packing_strategies(tools_of(make_env, baselines["heuristic"], jobs[0][0]), ctx,
+                                       answer_fields(oracle)):
+        played = play(StrategyPolicy(strategy, baselines[strategy.base]))
+        means[strategy.name] = played.mean
+        findings += judge_strategy(strategy, played, oracle, heuristic, rubric)
+    return findings, means
+
+
+def substring_answer(answer: str, *facts: str) -> dict[str, bool]:
+    """Copilot's answer check before issue 38: a fact found as a substring, a list found only at separators."""
+    from drill.envs.copilot.checks import hedged, listed
+
+    said = " ".join(answer.lower().split())
+    found = any(" ".join(f.lower().split()).removesuffix(" room") in said for f in facts)
+    return {"answer": found and not hedged(answer, *facts) and not listed(answer, *facts)}
+
+
+def test_a_copilot_answer_check_by_substring_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from drill.envs import copilot
+    from drill.envs.copilot import checks
+
+    shipped, shipped_means = packing_findings(copilot.SPEC, 9)  # the 9 L1 question tasks come first
+    monkeypatch.setitem(checks.CHECKERS, "event_room", lambda t, s, e, a: substring_answer(a, str(t.params["room"])))
+    monkeypatch.setitem(checks.CHECKERS, "mail_sender", lambda t, s, e, a: substring_answer(
+        a, str(t.params["name"]), str(t.params["address"])))
+    found, means = packing_findings(copilot.SPEC, 9)
+    kinds = {(f.kind, f.family) for f in found}
+    assert ("reaches the heuristic", "heuristic: packed candidates") in kinds, kinds
+    assert any(f.kind == "accepts a hedge" and "packed with spaces" in f.strategy for f in found), kinds
+    assert not [f for f in shipped if f.level == "error" or f.kind == "reaches the heuristic"], [
+        (f.kind, f.strategy) for f in shipped]
+    assert max(m for name, m in shipped_means.items() if name != "heuristic") < shipped_means["heuristic"]
+
+
 def test_the_shipped_rubrics_have_no_error_and_nothing_reaching_the_heuristic(triage_shipped: AuditResult,
                                                                               inbox_shipped: AuditResult) -> None:
     for result in (triage_shipped, inbox_shipped):

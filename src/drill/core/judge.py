@@ -73,7 +73,7 @@ _NUMBER = re.compile(r"(?P<cur>\$|€|£|\busd\s*|\bus\$\s*)?(?<!\d)(?P<num>\d{1
 _MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9, "billion": 1e9}
 _CODE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{1,4} (?=\d))?[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-_TOKEN = re.compile(r"[\w'’$&-]+(?:\.[\w'’$&-]+)*[.,;:!?)]*")
+_TOKEN = re.compile(r"[\w'’$&-]+[.,;:!?)]*")
 
 
 @dataclass(frozen=True)
