@@ -43,6 +43,10 @@ def mentions(text: str, fact: str) -> bool:
     return fact in text or (fact.endswith(" room") and fact.removesuffix(" room") in text)
 
 
+def _numbers(text: str) -> list[float]:
+    return [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", text)]
+
+
 def new_posts(start: World, end: World, channel: str) -> list[ChatPost]:
     return list(end.channels.get(channel, ())[len(start.channels.get(channel, ())):])
 
@@ -85,9 +89,8 @@ def _money(task: CopilotTask) -> str:
 
 
 def listed(answer: str, *facts: str) -> bool:
-    """The answer lists candidates after a separator: more than one part (split at commas, semicolons, "and", "or")
-    and some part names what none of the facts does ("Lighthouse Room, Dana Whitfield"; found by `drill audit
-    copilot`). `drill.core.judge` finds the candidates of the asked kind that no separator shows."""
+    """The answer lists candidates: more than one part (split at commas, semicolons, "and", "or") and some part
+    names what none of the facts does ("Lighthouse Room, Dana Whitfield"; found by `drill audit copilot`)."""
     parts = [normalize_answer(part) for part in _PARTS.split(re.sub(r"(?<=\d),(?=\d{3})", "", answer))]
     parts = [part for part in parts if part]
     explained = {w for fact in facts for w in normalize_answer(fact)}
