@@ -108,9 +108,9 @@ class Lexicon:
     longest: int
 
     @staticmethod
-    @functools.lru_cache(maxsize=64)
+    @functools.lru_cache(maxsize=2048)
     def of(values: tuple[str, ...]) -> Lexicon:
-        """The lexicon of `values` (cached: environments pass the same tuple for every answer)."""
+        """The lexicon of `values` (cached: one per question, its gold forms first, reused on every answer to it)."""
         phrases = {tuple(w) for v in values if (w := words(v))}
         phrases |= {p[1:] for p in phrases if len(p) > 1 and p[0] in _MARKERS}  # "Room Orion": "orion" too
         phrases |= {p[:-1] for p in phrases if len(p) > 1 and p[-1] in _MARKERS}  # "Harbor Room": "harbor"
