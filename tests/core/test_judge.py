@@ -72,6 +72,13 @@ def test_honest_date_answers_stay_correct(answer: str) -> None:
     assert judge(answer, DATE, "date", DATE_Q).correct, answer
 
 
+def test_part_of_a_name_is_not_the_name_and_a_run_holding_the_asked_person_is_a_claim() -> None:
+    gold = ["Lakehouse at Winnipesaukee"]
+    assert not judge("Lakehouse", gold, "place", "Where is the offsite?", ROOMS).correct
+    assert not judge("Lakehouse Lakehouse", gold, "place", "Where is the offsite?", ROOMS).correct  # audit found
+    assert not judge("Sofia Kowalski Welcome Hector Pham Umar Ortega", ["Sofia Kowalski"], "name", NAME_Q).correct
+
+
 def test_the_person_the_question_names_is_not_a_second_candidate() -> None:
     assert judge("Hector Pham will report to Sofia Kowalski.", ["Sofia Kowalski"], "name", NAME_Q, PEOPLE).correct
     assert not judge("Hector Pham", ["Sofia Kowalski"], "name", NAME_Q, PEOPLE).correct

@@ -244,7 +244,7 @@ def claims(text: str, kind: str, lexicon: Lexicon = _EMPTY) -> list[Claim]:
 
 def agree(claim: Claim, gold: Claim, year: int | None = None) -> bool:
     """`claim` states the same value as `gold` (a year missing on either side matches; a bare number agrees with a
-    date's year; a weekday agrees with the date that falls on it; an entity may add marker words to the gold's)."""
+    date's year; a weekday agrees with the date that falls on it; a name has the same words, marker words aside)."""
     a, b = claim.value, gold.value
     if a == b:
         return True
@@ -256,8 +256,8 @@ def agree(claim: Claim, gold: Claim, year: int | None = None) -> bool:
         return date(b[3], b[1], b[2]).weekday() == a[1] and a[2] in (None, b[2])
     if a[0] == "number" and b[0] == "date":
         return b[3] is not None and a[1] == b[3]
-    if a[0] == "entity" and b[0] == "entity":
-        return bool(set(a[1]) & set(b[1]) - _MARKERS) and set(a[1]) <= set(b[1]) | _MARKERS
+    if a[0] == "entity" and b[0] == "entity":  # "Lakehouse" is not "Lakehouse at Winnipesaukee"
+        return bool(set(a[1]) - _MARKERS) and set(a[1]) - _MARKERS == set(b[1]) - _MARKERS
     return False
 
 
@@ -283,7 +283,7 @@ def judge(answer: str, gold: Sequence[str], kind: str, question: str = "", lexic
         raise ValueError(f"the gold {forms!r} states no {kind}: the judge cannot compare an answer with it")
     asked = claims(question, kind, lex) if question else []
     said = [c for c in claims(answer, kind, lex)
-            if any(agree(c, t) for t in targets) or not any(agree(c, q) or agree(q, c) for q in asked)]
+            if any(agree(c, t) for t in targets) or not any(agree(c, q) for q in asked)]
     if not said:
         return Judgement(False, f"states no {kind}")
     others = list(dict.fromkeys(c.text for c in said if not any(agree(c, t) for t in targets)))
