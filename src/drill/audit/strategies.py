@@ -550,6 +550,8 @@ def packing_strategies(tools: Sequence[ToolSpec], ctx: Context, answer_fields: S
     out: list[Strategy] = []
     for tool, name in answer_fields:
         spec = _tool_spec(tools, tool)
+        if spec is not None and fields_of(spec).get(name, {}).get("kind") != "string":
+            continue  # an enum ("done" / "cannot_do") takes no packed text
         for label, sep in PACKINGS.items():
             for limit in (2, 5):
                 out.append(Strategy(f"heuristic, {tool}.{name} packed with {limit} candidates {label}",
