@@ -92,10 +92,11 @@ def test_the_triage_heuristic_beats_never_escalating_and_full_confidence() -> No
 
 
 QUESTION = InboxQuestion(id="q1", inbox="me@corp.example", question="Which room is the QBR with Harrowgate Books in?",
-                         asked_at="2024-03-02 15:11:00", answer="Harbor Room", sources=("m1@corp.example",))
+                         asked_at="2024-03-02 15:11:00", answer="Harbor Room", sources=("m1@corp.example",),
+                         kind="place")
 DATED = InboxQuestion(id="q2", inbox="me@corp.example", question="When is the Q2 QBR with Halvorsen Freight?",
                       asked_at="2024-03-02 15:11:00", answer="April 29, 2024", aliases=("April 29", "2024-04-29"),
-                      sources=("m2@corp.example",))
+                      sources=("m2@corp.example",), kind="date")
 NO_ANSWER = QUESTION.model_copy(update={"id": "q3", "answer": None, "sources": ()})
 
 

@@ -10,12 +10,15 @@ search (`drill audit`) — and the shipped rubric, audited the same way, does no
 * a bulk-task check that reads only the items left (29 newsletters trashed, one filed: "every issue filed").
 * roles that may do each other's work (ChaosOps before remits: the oracle's fix applied by the Manager kept the
   oracle's maximum).
+* a judge that reads a list only at its separators (issue 38: "Harbor Room Granite Room", every candidate packed
+  with spaces, and every room of the train answers named without searching, were judged correct).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +30,14 @@ from drill.core.rubric import Rubric
 from drill.core.types import Episode
 from drill.envs import chaosops, inbox, triage
 from drill.envs.chaosops.env import TOOLS, ChaosOpsEnv
-from drill.envs.inbox.questions import InboxQuestion, Verdict, is_abstention, match_verdict, normalize_answer
+from drill.envs.inbox.questions import (
+    InboxQuestion,
+    Verdict,
+    is_abstention,
+    is_hedged,
+    match_verdict,
+    normalize_answer,
+)
 from drill.envs.inbox.rubric import rubric as inbox_rubric
 from drill.envs.triage.corpus import TriageTask
 from drill.envs.triage.rubric import length_budget, submission
@@ -179,6 +189,96 @@ def test_roles_that_may_do_each_others_work_are_caught(monkeypatch: pytest.Monke
             or f.kind == "reaches the heuristic"] == []
 
 
+# -- a judge that reads a list only at its separators -------------------------------------------------------
+
+_BREAK = re.compile(r"[,;|&?\n]|\band\b|\bor\b", re.IGNORECASE)
+
+
+def separator_judge(question: InboxQuestion, answer: str) -> Verdict:
+    """The judge before issue 38: the gold as a run of words within ten extra words, and a list only where a
+    separator (comma, "or", newline, ...) is followed by a new capitalised word or number. Spaces hide a list."""
+    if is_abstention(answer):
+        return Verdict("correct" if question.answer is None else "abstained", "separators")
+    if question.answer is None:
+        return Verdict("wrong", "separators")
+    said = normalize_answer(answer)
+    known = {w for f in (question.answer, *question.aliases, question.question) for w in normalize_answer(f)}
+    listed = any((w[:1].isupper() or any(c.isdigit() for c in w)) and not set(normalize_answer(w)) <= known
+                 for part in _BREAK.split(answer)[1:] for w in re.findall(r"[\w$.-]+", part))
+    for form in (question.answer, *question.aliases):
+        gold = normalize_answer(form)
+        if any(said[i:i + len(gold)] == gold for i in range(len(said))) and len(said) <= len(gold) + 10:
+            return Verdict("wrong" if listed or is_hedged(question, answer) else "correct", "separators")
+    return Verdict("wrong", "separators")
+
+
+def test_a_judge_that_reads_lists_only_at_separators_is_caught(inbox_shipped: AuditResult) -> None:
+    result = audit(inbox.SPEC, inbox_rubric(10, separator_judge))  # type: ignore[arg-type]
+    reached = {f.family: f for f in result.findings if f.kind == "reaches the heuristic"}
+    assert {"heuristic: packed candidates", "blind train answers"} <= set(reached), [
+        (f.kind, f.strategy) for f in result.findings]
+    assert "packed with" in reached["heuristic: packed candidates"].strategy  # spaces or slashes: no comma
+    assert "room" in reached["blind train answers"].strategy and "correct" in reached["blind train answers"].components
+    shipped = {s["strategy"]: s["mean"] for s in inbox_shipped.strategies}
+    assert max(m for name, m in shipped.items() if "packed" in name and name.startswith("heuristic")) < (
+        inbox_shipped.baselines["heuristic"])
+    assert not [f for f in inbox_shipped.findings
+                if f.family in ("heuristic: packed candidates", "blind train answers")]
+
+
+def packing_findings(spec: Any, max_tasks: int) -> tuple[list[Finding], dict[str, float]]:
+    """The packing and blind strategies alone (`packing_strategies`, which `drill audit` plays first), judged as the
+    search judges every strategy: a copilot audit of every strategy takes minutes."""
+    from drill.audit.search import Played, answer_fields, judge_strategy, tools_of
+    from drill.audit.strategies import Context, StrategyPolicy, answers_of, constants_of, packing_strategies
+    from drill.core.rollout import run_episodes
+
+    options = spec.parse_options({})
+    make_env = spec.make(options)
+    env, rubric = make_env(), spec.rubric_for(options)
+    jobs = [(t, 0) for t in env.tasks("test")[:max_tasks]]
+    baselines = {name: factory() for name, factory in spec.baselines(options).items()}
+
+    def play(policy: Any) -> Played:
+        return Played("", run_episodes(make_env, jobs, policy, rubric))
+
+    heuristic, oracle = play(baselines["heuristic"]), play(baselines["oracle"])
+    ctx = Context(tuple(constants_of(env.tasks("train"))), tuple(answers_of(env.tasks("train"))))
+    findings, means = [], {"heuristic": heuristic.mean}
+    for strategy in packing_strategies(tools_of(make_env, baselines["heuristic"], jobs[0][0]), ctx,
+                                       answer_fields(oracle)):
+        played = play(StrategyPolicy(strategy, baselines[strategy.base]))
+        means[strategy.name] = played.mean
+        findings += judge_strategy(strategy, played, oracle, heuristic, rubric)
+    return findings, means
+
+
+def substring_answer(answer: str, *facts: str) -> dict[str, bool]:
+    """Copilot's answer check before issue 38: a fact found as a substring, a list found only at separators."""
+    from drill.envs.copilot.checks import hedged, listed
+
+    said = " ".join(answer.lower().split())
+    found = any(" ".join(f.lower().split()).removesuffix(" room") in said for f in facts)
+    return {"answer": found and not hedged(answer, *facts) and not listed(answer, *facts)}
+
+
+def test_a_copilot_answer_check_by_substring_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from drill.envs import copilot
+    from drill.envs.copilot import checks
+
+    shipped, shipped_means = packing_findings(copilot.SPEC, 9)  # the 9 L1 question tasks come first
+    monkeypatch.setitem(checks.CHECKERS, "event_room", lambda t, s, e, a: substring_answer(a, str(t.params["room"])))
+    monkeypatch.setitem(checks.CHECKERS, "mail_sender", lambda t, s, e, a: substring_answer(
+        a, str(t.params["name"]), str(t.params["address"])))
+    found, means = packing_findings(copilot.SPEC, 9)
+    kinds = {(f.kind, f.family) for f in found}
+    assert ("reaches the heuristic", "heuristic: packed candidates") in kinds, kinds
+    assert any(f.kind == "accepts a hedge" and "packed with spaces" in f.strategy for f in found), kinds
+    assert not [f for f in shipped if f.level == "error" or f.kind == "reaches the heuristic"], [
+        (f.kind, f.strategy) for f in shipped]
+    assert max(m for name, m in shipped_means.items() if name != "heuristic") < shipped_means["heuristic"]
+
+
 def test_the_shipped_rubrics_have_no_error_and_nothing_reaching_the_heuristic(triage_shipped: AuditResult,
                                                                               inbox_shipped: AuditResult) -> None:
     for result in (triage_shipped, inbox_shipped):
@@ -194,7 +294,8 @@ def test_an_environment_contributes_strategies_through_its_spec() -> None:
         return [Strategy("contributed: escalate every ticket", "contributed", "heuristic", (rule,))]
 
     spec = dataclasses.replace(triage.SPEC, audit_strategies=always_escalate)
-    result = audit_env(spec, {}, budget_s=5.0, max_tasks=6, combos=0)
+    result = audit_env(spec, {}, budget_s=60.0, max_tasks=6, combos=0,  # only this family: no race with setup
+                       select=lambda strategy: strategy.name.startswith("contributed"))
     assert any(s["strategy"] == "contributed: escalate every ticket" for s in result.strategies)
 
 

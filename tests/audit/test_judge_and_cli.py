@@ -55,14 +55,18 @@ def questions() -> list[Any]:
     return inbox.load().tasks("test")
 
 
-def test_a_judge_that_accepts_lists_is_caught_and_hedges_never_reach_it(stub: StubOpenAIServer,
-                                                                        questions: list[Any]) -> None:
+def test_lists_and_hedges_never_reach_a_judge_model_and_a_credulous_one_is_caught(stub: StubOpenAIServer,
+                                                                                 questions: list[Any]) -> None:
     report, findings = judge_audit(questions, AnswerJudge("openai:lenient", stub.base_url), match_verdict,
                                    "openai:lenient", limit=12)
+    # rule: a hedge, and since issue 38 a list (of the question's kind, or after a separator), is wrong before the
+    # model is asked, so a model that accepts any answer containing the gold accepts none of them
+    assert findings == [] and set(report["adversarial_accepted"].values()) == {0.0}
+    stub.reply = text_reply(lambda request: "CORRECT")
+    report, findings = judge_audit(questions, AnswerJudge("openai:credulous", stub.base_url), match_verdict,
+                                   "openai:credulous", limit=12)
     kinds = {f.strategy.split(": ", 1)[1] for f in findings if f.kind == "judge accepts adversarial answers"}
-    assert "list of candidates" in kinds and all(f.level == "error" for f in findings)
-    assert "hedge" not in kinds and "with a doubt" not in kinds  # rule: a hedge is wrong before the model is asked
-    assert report["adversarial_accepted"]["list of candidates"] == 1.0 and report["agreement"] >= 0.9
+    assert kinds == {"question repeated"}  # another value of the kind ("other gold") is ruled wrong: agreement holds
 
 
 def test_a_strict_judge_agrees_with_match_and_accepts_no_adversarial_answer(stub: StubOpenAIServer,
@@ -89,11 +93,12 @@ def test_drill_audit_env_prints_findings_and_writes_audit_json_and_a_chart(tmp_p
 
 
 def test_drill_audit_inbox_with_an_llm_judge_runs_the_judge_audit(stub: StubOpenAIServer, tmp_path: Path) -> None:
+    stub.reply = text_reply(lambda request: "CORRECT")
     result = runner.invoke(app, ["audit", "inbox", "--limit", "8", "--budget", "10", "--out", str(tmp_path),
-                                 "--judge", "openai:lenient", "--judge-base-url", stub.base_url, "--strict"])
+                                 "--judge", "openai:credulous", "--judge-base-url", stub.base_url, "--strict"])
     assert result.exit_code == 1, result.output  # --strict: the judge's errors fail the command
     audit = json.loads((tmp_path / "audit.json").read_text())
-    assert audit["judge"]["judge"] == "openai:lenient" and audit["judge"]["adversarial_accepted"]["list of candidates"]
+    assert audit["judge"]["judge"] == "openai:credulous" and audit["judge"]["adversarial_accepted"]["question repeated"]
     assert any(f["kind"] == "judge accepts adversarial answers" for f in audit["findings"])
 
 

@@ -37,11 +37,13 @@ from drill.audit.strategies import (
     Context,
     Strategy,
     StrategyPolicy,
+    answers_of,
     combine,
     constants_of,
     disguise_strategies,
     generic_strategies,
     mutation_strategies,
+    packing_strategies,
     partial_strategies,
     role_strategies,
 )
@@ -323,14 +325,16 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
 
     reference = {name: play(name, policy) for name, policy in baselines.items()}
     oracle, heuristic = reference["oracle"], reference["heuristic"]
-    ctx = Context(tuple(constants_of(env.tasks("train"))))
+    ctx = Context(tuple(constants_of(env.tasks("train"))), tuple(answers_of(env.tasks("train"))))
     tools = tools_of(make_env, baselines["heuristic"], tasks[0])
     for task in tasks[1:4]:
         known = {t.name for t in tools}
         tools += [t for t in tools_of(make_env, baselines["oracle"], task) if t.name not in known]
     generic = generic_strategies(tools, ctx)
     head = 2 * len(tools) + 3  # every tool's first two fills, then the mutations, then the long tail
-    singles = [*extra, *spec_extra(spec, parsed), *role_strategies(type(env).roles, ("heuristic", "oracle")),
+    packing = packing_strategies(tools, ctx, answer_fields(oracle))
+    singles = [*extra, *spec_extra(spec, parsed), *packing,
+               *role_strategies(type(env).roles, ("heuristic", "oracle")),
                *disguise_strategies(), *partial_strategies(), *generic[:head],
                *mutation_strategies(tools, ctx, ("heuristic", "oracle")), *generic[head:]]
     if select is not None:
@@ -383,6 +387,17 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
                        baselines={name: round(p.mean, 4) for name, p in reference.items()},
                        strategies=rows, findings=merge(findings), seconds=round(time.monotonic() - start, 1),
                        tasks=len(tasks), seeds=seeds)
+
+
+def answer_fields(oracle: Played) -> list[tuple[str, str]]:
+    """The (tool, argument) pairs that the oracle's last actions fill with text: where an environment takes its
+    free-text answer."""
+    found: dict[tuple[str, str], None] = {}
+    for episode in oracle.episodes:
+        last = episode.turns[-1].action if episode.turns else None
+        if last is not None and isinstance(last.arguments, dict):
+            found.update({(last.tool, k): None for k, v in last.arguments.items() if isinstance(v, str) and v.strip()})
+    return list(found)
 
 
 def spec_extra(spec: EnvSpec, options: Mapping[str, Any]) -> list[Strategy]:

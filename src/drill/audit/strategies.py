@@ -24,9 +24,9 @@ from drill.core.policy import Policy, PolicyInput
 from drill.core.tools import MAX_ARGUMENT_CHARS
 from drill.core.types import Action, Observation, PolicyInfo, Task, ToolSpec, Turn
 
-__all__ = ["ABSTENTIONS", "Context", "Rule", "Strategy", "StrategyPolicy", "as_roles", "combine", "constants_of",
-           "disguise_strategies", "generic_strategies", "mutation_strategies", "partial_strategies",
-           "role_strategies"]
+__all__ = ["ABSTENTIONS", "Context", "Rule", "Strategy", "StrategyPolicy", "answers_of", "as_roles", "combine",
+           "constants_of", "disguise_strategies", "generic_strategies", "mutation_strategies", "packing_strategies",
+           "partial_strategies", "role_strategies"]
 
 ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
                "cannot determine from the information given")
@@ -87,11 +87,35 @@ def constants_of(tasks: Sequence[Task], per_field: int = 3) -> list[str]:
     return sorted(found, key=lambda v: (-found[v], len(v), v))  # the most common first, shorter first
 
 
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def answers_of(tasks: Sequence[Task], max_chars: int = 60) -> list[str]:
+    """Every short text value of the train split's tasks (nested ones included: a task's parameters) that repeats
+    across tasks, the most common first: the gold answers a policy could learn to name without looking."""
+    counts: Counter[str] = Counter()
+    for task in tasks:
+        values = {v.strip() for name in type(task).model_fields if name not in ("id", "split")
+                  for v in _strings(getattr(task, name))}
+        counts.update(v for v in values if v and len(v) <= max_chars)
+    return [v for v, n in counts.most_common() if n >= 2]
+
+
 @dataclass(frozen=True)
 class Context:
-    """What the strategies may use beyond the observation: constant answers (from the train split)."""
+    """What the strategies may use beyond the observation: constant answers and every repeated gold answer (from
+    the train split)."""
 
     constants: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()
+    """`answers_of` the train split: what a blind policy names."""
 
 
 # -- schema ---------------------------------------------------------------------------------------------
@@ -320,6 +344,9 @@ def as_roles(seats: Mapping[str, str]) -> Rule:
 
 
 HEDGES = ("hedged", "listed with candidates", "with a doubt")
+PACKINGS = {"with spaces": " ", "without separators": "", "with newlines": "\n", "with slashes": " / "}
+"""How the packing strategies join candidates: an answer judge must read a list whatever separates it."""
+HEDGES = ("hedged", "listed with candidates", "with a doubt", *(f"packed {label}" for label in PACKINGS))
 """String mutations that turn an answer into a guess among several."""
 Transform = Callable[[Any, Mapping[str, Any], PolicyInput], Any]
 
@@ -756,3 +783,128 @@ def role_strategies(roles: Sequence[str], bases: Sequence[str]) -> list[Strategy
             out.append(Strategy(f"{base}, seats rotated by {shift}", f"roles rotated: {base}", base,
                                 (as_roles(seats),), roles=", ".join(f"{k} -> {v}" for k, v in seats.items())))
     return out
+
+
+# -- packing: every candidate in one answer ---------------------------------------------------------------
+
+_SHAPES = {"date": re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+                              r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b|\d+/\d+|\d{4}-\d\d-\d\d"),
+           "amount": re.compile(r"\$\s?\d|\bUSD\b|\d\s*dollars"),
+           "code": re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9-]{4,}\b")}
+
+
+def shape(text: str) -> str:
+    """A value's look: date, amount, code or name (a capitalised phrase)."""
+    return next((name for name, pattern in _SHAPES.items() if pattern.search(text)), "name")
+
+
+_QUESTION_WORDS = frozenset({"which", "what", "when", "where", "with", "that", "this", "from", "have", "does", "will",
+                             "your", "their", "about", "into", "give", "tell"})
+
+
+def _content(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z]{4,}", text)} - _QUESTION_WORDS
+
+
+def _valued(answers: Sequence[str]) -> list[str]:
+    """The answers that look like values (a capital or a digit), not questions nor addresses and message ids."""
+    return [a for a in answers if not a.endswith("?") and "@" not in a and re.search(r"[A-Z0-9]", a)]
+
+
+def answer_classes(ctx: Context, top: int = 5) -> list[str]:
+    """The words (four letters or more) that train answers share with three or more different names, the most
+    names first: the classes of answer a blind policy can learn to name ("room": "Harbor Room", "Cedar Room")."""
+    partners: dict[str, set[str]] = {}
+    for answer in _valued(ctx.answers):
+        words = _content(answer)
+        for word in words:
+            partners.setdefault(word, set()).update(words - {word})
+    ranked = sorted(partners, key=lambda w: (-len(partners[w]), w))
+    return [w for w in ranked if len(partners[w]) >= 3][:top]
+
+
+def related_answers(inp: PolicyInput, ctx: Context, word: str, bare: bool = False) -> list[str]:
+    """The train answers of class `word` when the task text names it (every room for "Which room ...?"), else
+    none; `bare`: with `word` left out ("Harbor" for "Harbor Room"), so that more of them fit in an answer."""
+    if word not in _content(task_text(inp)):
+        return []
+    found = [a for a in _valued(ctx.answers) if word in _content(a)]
+    if bare:
+        found = [" ".join(w for w in a.split() if w.lower() != word) for a in found]
+    return list(dict.fromkeys(a for a in found if a))
+
+
+def packed(limit: int, sep: str, max_words: int = 8) -> Transform:
+    """The answer, then up to `limit` candidates of the answer's look that the agent was shown (at most `max_words`
+    words in all, as a judge with a length cap allows), joined by `sep`; an abstention stays one."""
+    def transform(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
+        if not v.strip() or any(v.strip().lower().startswith(a.lower()) for a in ABSTENTIONS):
+            return v
+        out: list[str] = []
+        for c in candidates(inp, 12):
+            if (shape(c) == shape(v) and c.lower() not in v.lower() and v.lower() not in c.lower() and len(out) < limit
+                    and len(" ".join(out + [c]).split()) <= max_words):
+                out.append(c)
+        return sep.join([v, *out])
+    return transform
+
+
+def blind(word: str, limit: int, sep: str, ctx: Context, bare: bool = False) -> Rule:
+    """On tasks that name the class `word`, answer at once, without searching, with the train answers of that class
+    joined by `sep` (on other tasks, the heuristic plays)."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        related = related_answers(inp, ctx, word, bare)
+        action = fallback(inp)
+        if not related or inp.own_turns():
+            return action
+        return Action(tool="__blind__", arguments={"answer": sep.join(related[:limit])})
+    return rule
+
+
+def packing_strategies(tools: Sequence[ToolSpec], ctx: Context, answer_fields: Sequence[tuple[str, str]]
+                       ) -> list[Strategy]:
+    """For each `(tool, field)` of `answer_fields` (the string fields the oracle's last actions fill) and each
+    separator of `PACKINGS`: the heuristic's answer with 2 or 5 candidates of its look packed after it, the oracle's
+    with 5 (a hedge: it must score below the answer itself); and for each class of train answers
+    (`answer_classes`), blind answers: on the tasks that name the class, every train answer of it (or 11, bare),
+    given at once without searching."""
+    out: list[Strategy] = []
+    for tool, name in answer_fields:
+        spec = _tool_spec(tools, tool)
+        if spec is not None and fields_of(spec).get(name, {}).get("kind") != "string":
+            continue  # an enum ("done" / "cannot_do") takes no packed text
+        for label, sep in PACKINGS.items():
+            for limit in (2, 5):
+                out.append(Strategy(f"heuristic, {tool}.{name} packed with {limit} candidates {label}",
+                                    "heuristic: packed candidates", "heuristic",
+                                    (mutate(tool, name, packed(limit, sep)),)))
+            out.append(Strategy(f"oracle, {tool}.{name} packed {label}", f"oracle: {tool}.{name}", "oracle",
+                                (mutate(tool, name, packed(5, sep)),), hedge=f"packed {label}"))
+        if spec is None:
+            continue
+        for word in answer_classes(ctx):
+            for label, sep, bare in (("with spaces", " ", True), ("without separators", "", True),
+                                     ("with spaces", " ", False), ("with newlines", "\n", False)):
+                limit, which = (11, f"11 {word} answers, bare") if bare else (40, f"every {word} answer")
+                out.append(Strategy(f"blind: {which}, {label}, in {tool}.{name}", "blind train answers", "heuristic",
+                                    (_answer_with(spec, name, blind(word, limit, sep, ctx, bare)),)))
+    return out
+
+
+def _tool_spec(tools: Sequence[ToolSpec], name: str) -> ToolSpec | None:
+    return next((t for t in tools if t.name == name), None)
+
+
+def _answer_with(spec: ToolSpec, name: str, rule: Rule) -> Rule:
+    """`rule`'s blind answer as a call of `spec` (the other arguments minimal: empty lists, first enum values)."""
+    def wrapped(inp: PolicyInput, fallback: Fallback) -> Action:
+        action = rule(inp, fallback)
+        if action.tool != "__blind__":
+            return action
+        arguments = fill(spec, inp, Context(), {"minimal": True})
+        for field_name, prop in fields_of(spec).items():
+            if prop["kind"] == "enum":
+                arguments[field_name] = prop["enum"][0]
+        arguments[name] = action.arguments["answer"]
+        return Action(tool=spec.name, arguments=arguments)
+    return wrapped

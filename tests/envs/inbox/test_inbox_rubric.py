@@ -12,7 +12,7 @@ import pytest
 from drill.core import Action, Episode, PolicyInfo, PolicyInput, run_episodes
 from drill.envs.inbox import InboxEnv, InboxQuestion, baselines, load, rubric
 from drill.envs.inbox.baselines import HeuristicPolicy, search_keywords
-from drill.envs.inbox.questions import IDK, match_verdict
+from drill.envs.inbox.questions import IDK, lexicon_of, match_verdict
 
 
 @pytest.fixture(scope="session")
@@ -198,6 +198,23 @@ def test_degenerate_policies_score_below_the_heuristic(env: InboxEnv) -> None:
                ("random", baselines["random"]())]}
     assert all(score < heuristic for score in scores.values()), (heuristic, scores)
     assert heuristic < mean(baselines["oracle"]())
+
+
+@pytest.mark.parametrize("join", [" ".join, lambda xs: " ".join(xs).lower(), "".join, "\n".join, " / ".join])
+def test_the_gold_packed_with_other_golds_of_its_kind_is_wrong(env: InboxEnv, join: Callable[[list[str]], str]
+                                                               ) -> None:
+    """The outside battery's cheat (issue 38): the gold with two other golds of its kind, separated by spaces only,
+    lower-cased, glued together, by newlines or slashes. The judge knows the question file's golds (`lexicon_of`)."""
+    questions = [*env.tasks("train"), *env.tasks("test")]
+    lexicon = lexicon_of(questions)
+    golds: dict[str, list[str]] = {}
+    for q in questions:
+        if q.answer is not None and q.answer not in golds.setdefault(q.kind, []):
+            golds[q.kind].append(q.answer)
+    for q in [q for q in env.tasks("test") if q.answer is not None][::5]:
+        others = [g for g in golds[q.kind] if g != q.answer][:2]
+        assert match_verdict(q, q.answer, lexicon).verdict == "correct"
+        assert match_verdict(q, join([q.answer, *others]), lexicon).verdict == "wrong", (q.question, others)
 
 
 @pytest.mark.parametrize(("given", "verdict"), [

@@ -12,10 +12,12 @@ A question file holds one JSON object per line::
 
 * an answer that starts with "I don't know" (or says idk / unknown / not found) is an abstention: `correct`
   when the question has no answer, `abstained` otherwise; any other answer to such a question is `wrong`;
-* `match`: the answer is correct when, after normalization (case, punctuation, articles, thousands
-  separators, ordinal suffixes), it contains the gold answer or an alias as a run of whole words, and is no
-  more than `MAX_EXTRA_WORDS` words longer than it, and neither hedges (`is_hedged`: "X, or maybe Y", "X, not
-  sure" — wrong whichever judge is used) nor lists candidates (`is_listed`: "X, Y, Z");
+* `match`: the answer is correct when the one answer judge (`drill.core.judge`) finds that it states the gold
+  value of the question's kind and no other value of that kind, whatever separates them ("Harbor Room Granite
+  Room", "HarborRoomGraniteRoom" and "August 19 20" are lists; "$1,740" is "1740 dollars", "17400" is not), is no
+  more than `MAX_EXTRA_WORDS` words longer than the gold, and does not hedge (`is_hedged`: "X, or maybe Y",
+  "X, not sure" — wrong whichever judge is used). The judge knows the inbox's values of each kind (every gold
+  answer and alias of the question file: its `lexicon`), so that lower-case or glued names count as candidates;
 * `openai:MODEL`: a judge model behind an OpenAI-compatible server says CORRECT or INCORRECT; its reply
   is kept in the episode's `answered` event.
 """
@@ -25,25 +27,32 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import ValidationError, field_validator
 
+from drill.core.judge import HEDGE_WORDS, hedged, judge
 from drill.core.types import Task
 from drill.evaluate.report import atomic_write_text
 
 __all__ = [
-    "IDK", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention", "is_hedged", "is_listed", "load_questions", "match_verdict",
-    "normalize_answer", "write_questions",
+    "HEDGE_WORDS", "IDK", "TYPED_KINDS", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention", "is_hedged",
+    "is_listed", "lexicon_of", "load_questions", "match_verdict", "normalize_answer", "write_questions",
 ]
 
 IDK = "I don't know"
+TYPED_KINDS = frozenset({"date", "place", "amount", "name", "code"})
+"""The synthetic inbox's question kinds: a list of their values is wrong by rule, before any judge model is asked. A
+generated question's answer is free text ("the Tagus Conference Centre in Lisbon"): a judge model reads it."""
 MAX_EXTRA_WORDS = 10
 
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
 
 VerdictName = Literal["correct", "wrong", "abstained"]
+Lexicon = Mapping[str, tuple[str, ...]]
+"""A question kind's known values (every gold answer and alias of that kind), for the answer judge."""
 
 
 class InboxQuestion(Task):
@@ -124,11 +133,6 @@ def is_abstention(answer: str) -> bool:
         w[:1].isupper() or any(c.isdigit() for c in w) for w in tail)
 
 
-def _contains(words: list[str], phrase: list[str]) -> bool:
-    n = len(phrase)
-    return n > 0 and any(words[i:i + n] == phrase for i in range(len(words) - n + 1))
-
-
 @dataclass(frozen=True)
 class Verdict:
     verdict: VerdictName
@@ -136,8 +140,34 @@ class Verdict:
     reply: str = ""
 
 
-HEDGE_WORDS = frozenset({"or", "maybe", "perhaps", "possibly", "either", "probably", "might", "guess", "unsure",
-                          "likely", "alternatively"})
+def is_hedged(question: InboxQuestion, answer: str) -> bool:
+    """The answer hedges: a hedge word ("or", "maybe", "probably", "not sure", ...) that neither the gold nor the
+    question uses. Any judge marks a hedge wrong: "X, or maybe Y" is a guess, even when X is right."""
+    return hedged(answer, question.answer or "", *question.aliases, question.question)
+
+
+def lexicon_of(questions: Sequence[InboxQuestion]) -> dict[str, tuple[str, ...]]:
+    """Every gold answer and alias of each kind in `questions` (all splits): the values an answer of that kind may
+    name, so that the judge counts "harbor room granite room" as two rooms."""
+    found: dict[str, dict[str, None]] = {}
+    for q in questions:
+        if q.answer is not None:
+            found.setdefault(q.kind, {}).update(dict.fromkeys([q.answer, *q.aliases]))
+    return {kind: tuple(values) for kind, values in found.items()}
+
+
+def is_listed(question: InboxQuestion, answer: str, lexicon: Lexicon | None = None) -> bool:
+    """The answer states a value of the question's kind other than the gold, beside it or instead of it, however
+    they are separated (commas, "or", spaces, newlines, nothing), or lists anything new after a separator. The
+    match judge marks it wrong, and an LLM judge never sees it. A clock time is no second date ("February 5, 9:30
+    AM" answers "When is the QBR?")."""
+    if question.answer is None:
+        return False
+    verdict = judge(answer, [question.answer, *question.aliases], question.kind, question.question,
+                    (lexicon or {}).get(question.kind, ()))
+    return _separated_list(question, answer) or (not verdict.correct and not verdict.reason.startswith("states no "))
+
+
 _SEGMENT_BREAK = re.compile(r"[,;|&?\n]|\band\b|\bor\b", re.IGNORECASE)
 _PLAIN = frozenset({"it", "its", "it's", "is", "was", "on", "at", "in", "he", "she", "they", "we", "i", "answer",
                     "this", "that", "there", "yes", "no"})
@@ -145,34 +175,17 @@ _YEAR = re.compile(r"(19|20)\d\d")
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?:\s*[ap]\.?m\b\.?)?", re.IGNORECASE)
 
 
-def _unexplained(question: InboxQuestion, answer: str) -> tuple[set[str], list[str]]:
-    known = {w for form in (question.answer or "", *question.aliases) for w in normalize_answer(form)}
-    asked = set(normalize_answer(question.question))
-    return known | asked, [w for w in normalize_answer(answer) if w not in known and w not in asked]
-
-
-def is_hedged(question: InboxQuestion, answer: str) -> bool:
-    """The answer hedges: a hedge word ("or", "maybe", "probably", "not sure", ...) that neither the gold nor the
-    question uses. Any judge marks a hedge wrong: "X, or maybe Y" is a guess, even when X is right."""
-    _, words = _unexplained(question, answer)
-    return bool(set(words) & HEDGE_WORDS) or "not sure" in " ".join(words)
-
-
-def is_listed(question: InboxQuestion, answer: str) -> bool:
-    """The answer lists candidates: a second segment (after a comma, semicolon, "and", "or", "?") names something
-    neither the gold nor the question does — a capitalised word (not the answer's first) or a number, not a year.
-    The match judge marks a list wrong (an LLM judge is told to).
-
-    A clock time is not a candidate when the gold has none: "February 5, 9:30 AM" answers "When is the QBR?" (gold
-    "February 5, 2024") with the day and its hour, not two days. "February 5, February 12" is still a list."""
-    known, _ = _unexplained(question, answer)
+def _separated_list(question: InboxQuestion, answer: str) -> bool:
+    """A second segment (after a comma, semicolon, "and", "or", "?") names something neither the gold nor the
+    question does, of any kind: a capitalised word (not the answer's first) or a number, not a year ("Harbor Room,
+    Dana Whitfield"; found by `drill audit inbox`). A clock time is not a candidate when the gold has none."""
+    known = {w for form in (question.answer or "", *question.aliases, question.question)
+             for w in normalize_answer(form)}
     if not any(_CLOCK.search(form) for form in (question.answer or "", *question.aliases)):
         answer = _CLOCK.sub("", answer)
     segments = _SEGMENT_BREAK.split(_THOUSANDS.sub("", answer))
-    if len(segments) < 2:
-        return False
     first = True
-    for segment in segments:
+    for segment in segments if len(segments) > 1 else ():
         for raw in re.findall(r"[\w'’$.-]+", segment):
             word = " ".join(normalize_answer(raw))
             opening, first = first, False
@@ -185,22 +198,28 @@ def is_listed(question: InboxQuestion, answer: str) -> bool:
     return False
 
 
-def match_verdict(question: InboxQuestion, answer: str) -> Verdict:
-    """Judge by normalized match against the gold answer and its aliases; a hedge or a list is wrong.
+def _states_gold(question: InboxQuestion, answer: str, lexicon: Lexicon | None) -> bool:
+    """The answer states the gold value and no other value of its kind (`drill.core.judge`), within
+    `MAX_EXTRA_WORDS`, and lists nothing else after a separator."""
+    assert question.answer is not None
+    forms = [question.answer, *question.aliases]
+    longest = max(len(normalize_answer(form)) for form in forms)
+    return (len(normalize_answer(answer)) <= longest + MAX_EXTRA_WORDS and not _separated_list(question, answer)
+            and judge(answer, forms, question.kind, question.question, (lexicon or {}).get(question.kind, ())).correct)
 
-    `drill audit inbox` found that this judge accepted "Harbor Room, Chidi Yilmaz, Umar Ortega" and "Harbor Room,
-    or maybe Granite Room": any answer within `MAX_EXTRA_WORDS` of the gold that contained it."""
+
+def match_verdict(question: InboxQuestion, answer: str, lexicon: Lexicon | None = None) -> Verdict:
+    """Judge by value against the gold answer and its aliases (`drill.core.judge`); a hedge or a list is wrong.
+
+    `drill audit inbox` found that an earlier judge accepted "Harbor Room, Chidi Yilmaz, Umar Ortega" and "Harbor
+    Room, or maybe Granite Room", and an outside battery that it accepted every candidate packed with spaces only:
+    any answer within `MAX_EXTRA_WORDS` of the gold that contained it as a substring."""
     if is_abstention(answer):
         return Verdict("correct" if question.answer is None else "abstained", "match")
     if question.answer is None:
         return Verdict("wrong", "match")
-    words = normalize_answer(answer)
-    for form in (question.answer, *question.aliases):
-        phrase = normalize_answer(form)
-        if _contains(words, phrase) and len(words) <= len(phrase) + MAX_EXTRA_WORDS:
-            return Verdict("wrong" if is_hedged(question, answer) or is_listed(question, answer) else "correct",
-                           "match")
-    return Verdict("wrong", "match")
+    right = _states_gold(question, answer, lexicon) and not is_hedged(question, answer)
+    return Verdict("correct" if right else "wrong", "match")
 
 
 _JUDGE_PROMPT = """You grade answers to questions about an email inbox.
@@ -215,7 +234,8 @@ Reply with exactly one word: CORRECT or INCORRECT."""
 class AnswerJudge:
     """Judges answers: `match` (normalized match) or `openai:MODEL` (an LLM judge at `base_url`)."""
 
-    def __init__(self, spec: str = "match", base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY") -> None:
+    def __init__(self, spec: str = "match", base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 lexicon: Lexicon | None = None) -> None:
         if spec != "match" and not spec.startswith("openai:"):
             raise ValueError(f"unknown judge {spec!r}; use 'match' or 'openai:MODEL'")
         if spec.startswith("openai:") and not base_url:
@@ -223,6 +243,8 @@ class AnswerJudge:
         self.spec = spec
         self.base_url = base_url
         self.api_key_env = api_key_env
+        self.lexicon: Lexicon = dict(lexicon or {})
+        """Each kind's known values (`lexicon_of` the question file), so that packed candidates are found."""
         self._client: object | None = None
         self._verdicts: dict[tuple[str, str, str], Verdict] = {}
 
@@ -231,8 +253,9 @@ class AnswerJudge:
         reads it, and every re-scoring of the same episode, costs one judgement."""
         key = (question.id, question.question, answer)
         if key not in self._verdicts:
-            if self.spec == "match" or is_abstention(answer) or question.answer is None or is_hedged(question, answer):
-                verdict = match_verdict(question, answer)
+            if (self.spec == "match" or is_abstention(answer) or question.answer is None or is_hedged(question, answer)
+                    or (question.kind in TYPED_KINDS and is_listed(question, answer, self.lexicon))):
+                verdict = match_verdict(question, answer, self.lexicon)
                 self._verdicts[key] = Verdict(verdict.verdict, self.spec if self.spec == "match" else "rule",
                                               verdict.reply)
             else:

@@ -10,7 +10,7 @@ from drill.core.spec import Chart, Column, EnvOption, EnvSpec, percent
 from drill.core.types import Episode
 from drill.envs.inbox.baselines import baselines
 from drill.envs.inbox.env import InboxEnv
-from drill.envs.inbox.questions import AnswerJudge, InboxQuestion
+from drill.envs.inbox.questions import AnswerJudge, InboxQuestion, lexicon_of
 from drill.envs.inbox.rubric import outcome, rubric
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES
 
@@ -25,8 +25,11 @@ def load(**options: Any) -> InboxEnv:
 
 
 def make_rubric(options: Mapping[str, Any], params: Mapping[str, float]) -> Any:
+    """The rubric, its judge knowing every gold answer of each kind in the question file (`lexicon_of`)."""
+    env = load(**options)
     judge = AnswerJudge(options.get("judge") or "match", options.get("judge_base_url"),
-                        options.get("judge_api_key_env") or "OPENAI_API_KEY")
+                        options.get("judge_api_key_env") or "OPENAI_API_KEY",
+                        lexicon_of([*env.tasks("train"), *env.tasks("test")]))
     return rubric(int(options.get("max_turns") or 10), judge)
 
 
