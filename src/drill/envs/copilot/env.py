@@ -35,7 +35,8 @@ from drill.core import Env, Event, Observation, StepResult, Tool
 from drill.envs.copilot.apps import PHYSICS, Outcome, reply_recipients
 from drill.envs.copilot.checks import CHECKERS, check
 from drill.envs.copilot.generate import build_world
-from drill.envs.copilot.tasks import CopilotTask, build_tasks
+from drill.envs.copilot.scenarios import build_tasks
+from drill.envs.copilot.tasks import CopilotTask
 from drill.envs.copilot.tools import BATCH_ARGUMENT, IRREVERSIBLE, MAIL_OUT, TOOLS
 from drill.envs.copilot.world import World
 
