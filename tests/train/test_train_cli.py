@@ -25,7 +25,7 @@ runner = CliRunner()
     (["train", "triage", "--eval-baseline", "genius"], "unknown evaluation baseline(s) genius"),
     (["train", "triage", "-E", "mode=sideways"], "option mode must be one of reader, agent, got 'sideways'"),
     (["train", "triage", "-E", "k"], "expected KEY=VALUE"),
-    (["train", "triage", "--tool-listing", "yaml"], "tool_listing must be schema or compact, got 'yaml'"),
+    (["train", "triage", "--tool-listing", "yaml"], "unknown tool listing 'yaml'; choose from schema, compact"),
     (["train", "triage", "--demos", "-1"], "demos must be >= 0, got -1"),
     (["train", "triage", "--demos", "100000"], "demos=100000 but triage has only"),
     (["train", "chaosops", "--curriculum", "easy:5,nightmare:5"], "'nightmare' selects no training task"),
@@ -99,7 +99,7 @@ def test_prompt_options_reach_the_config_and_the_printed_eval_command_reproduces
     assert args[:5] == ["drill", "eval", "triage", "--policy", f"lora:{tmp_path / 'out' / 'adapter'}"]
     flags = dict(zip(args[5::2], args[6::2]))
     assert flags["-E"] == "k=1" and flags["--tool-listing"] == "compact" and flags["--demos"] == "2"
-    assert unescape(flags["--prefill"]) == config.prefill and flags["--max-new-tokens"] == "128"
+    assert unescape(flags["--prefill"]) == config.prefill and flags["--max-new-tokens"] == "192"
     assert "drill eval triage --policy lora:" in " ".join(result.output.split())
 
 

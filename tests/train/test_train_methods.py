@@ -78,7 +78,7 @@ def test_help_groups_the_options_and_shows_every_default() -> None:
     for panel in ("Model", "Prompt", "Sampling", "Optimization", "Schedule", "Outputs", "Hardware", "GRPO", "SFT",
                   "RFT", "DPO"):
         assert f"─ {panel} " in text, panel
-    assert "[default: dpo: 20; grpo: 30]" in text and "[default: 128]" in text
+    assert "[default: dpo: 20; grpo: 30]" in text and "[default: 192]" in text
     assert "pip install 'drill[ray]'" in text  # help text is not read as markup
     options = [p.name for p in cli.settings_parameters()]
     assert len(options) == len(set(options))  # a field several methods share is one option

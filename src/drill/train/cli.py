@@ -42,7 +42,7 @@ PANELS = {"environment": "Environment", "model": "Model", "prompt": "Prompt", "s
 
 NOTES = {"env_options": "KEY=VALUE, repeatable; values are read as bool, int or float where they parse.",
          "role_rewards": "ROLE=REWARD, repeatable.", "lora_target_modules": "Comma-separated.",
-         "prefill": "On the command line \\n and \\t are read as newline and tab.", "kl_abort": "0 means never."}
+         "kl_abort": "0 means never."}
 """What the command line adds to a field's help: how its value is written there."""
 
 

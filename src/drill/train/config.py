@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from drill.models.prompt import PROMPT_FLAGS, tool_listing_problem
+
 EnvOptionValue = str | int | float | bool
 
 
@@ -25,6 +27,13 @@ def setting(group: str, default: Any, text: str) -> Any:
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata=metadata)
     return field(default=default, metadata=metadata)
+
+
+def prompt_setting(name: str, group: str = "prompt") -> Any:
+    """A setting every LLM command shares (`drill eval`, `watch`, `serve`, training): its default and help are
+    `drill.models.prompt.PROMPT_FLAGS`'s, so they are declared once."""
+    flag = next(f for f in PROMPT_FLAGS if f.name == name)
+    return setting(group, flag.default, flag.help)
 
 
 @dataclass(frozen=True)
@@ -68,24 +77,12 @@ class RunConfig:
         "Start from this saved LoRA adapter (a folder such as an earlier run's OUTPUT/adapter or "
         "OUTPUT/stage-1-sft/adapter) instead of a fresh one; with stages, the first stage starts from it. Its LoRA "
         "rank and target modules must be this run's.")
-    # -- prompt (the held-out evaluation prompts the trained and untrained model the same way) -----
-    tool_listing: str = setting(
-        "prompt", "schema",
-        "How tools are listed in the system prompt: schema (JSON Schema per tool) or compact (one signature line per "
-        "tool, far fewer tokens; better for 0.1B-1B models).")
-    prefill: str = setting(
-        "prompt", "",
-        "Text every reply starts with; the model continues it. Its tokens are prompt, never trained on. E.g. "
-        "'<tool_call>\\n{\"name\": \"submit_resolution\", \"arguments\": {\"resolution\": \"' for the triage "
-        "reader. Empty: none.")
-    react: bool = setting(
-        "prompt", False,
-        "ReAct prompting: every reply is 'Thought: ...' then 'Action: {...}' instead of a Hermes tool call. SFT then "
-        "trains on the source's thoughts too (its actions must carry them, see drill.train.methods.sft).")
-    demos: int = setting(
-        "prompt", 0,
-        "Worked examples in every prompt: the oracle's first turn on the first N training tasks (never held-out ones)."
-        " 0: none.")
+    # -- prompt: the settings every LLM command shares, declared once in drill.models.prompt (PROMPT_FLAGS); the
+    # held-out evaluation prompts the trained and untrained model the same way ----------------------------------
+    tool_listing: str = prompt_setting("tool_listing")
+    prefill: str = prompt_setting("prefill")
+    react: bool = prompt_setting("react")
+    demos: int = prompt_setting("demos")
     demo_selection: str = setting(
         "prompt", "first",
         "Which training tasks the demonstrations come from: first (the first N) or diverse (the first N whose oracle "
@@ -101,10 +98,11 @@ class RunConfig:
         "sampling", 2,
         "Tasks rolled out per step; each gets a group of `group_size` episodes.")
     group_size: int = setting("sampling", 8, "Episodes per task (G). Advantages compare episodes within a group.")
-    max_new_tokens: int = setting("sampling", 128, "Tokens the model may generate per turn.")
+    max_new_tokens: int = prompt_setting("max_new_tokens", "sampling")
     temperature: float = setting(
         "sampling", 1.0,
-        "Sampling temperature during rollouts (must be > 0: GRPO needs varied groups).")
+        "Sampling temperature of the rollouts (must be > 0: GRPO needs varied groups). Not the prompt setting of "
+        "drill eval (greedy by default): the held-out evaluation here is greedy too.")
     max_turns: int = setting("sampling", 200, "Safety bound on turns per episode.")
     # -- optimization ------------------------------------------------------------------------------
     learning_rate: float = setting(
@@ -211,8 +209,9 @@ class RunConfig:
             problems.append(f"memory_k must be >= 0, got {self.memory_k}")
         if self.memory is not None and not Path(self.memory).is_file():
             problems.append(f"memory {self.memory}: no trajectory store there (fill one with drill eval --store)")
-        if self.tool_listing not in ("schema", "compact"):
-            problems.append(f"tool_listing must be schema or compact, got {self.tool_listing!r}")
+        listing = tool_listing_problem(self.tool_listing)
+        if listing is not None:
+            problems.append(listing)
         if self.demo_selection not in ("first", "diverse"):
             problems.append(f"demo_selection must be first or diverse, got {self.demo_selection!r}")
         if self.micro_batch_tokens is not None and self.micro_batch_tokens < 0:

@@ -61,8 +61,8 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
 
     tasks = heldout_tasks(target, config.eval_tasks, config.seed)
     jobs = [(task, index) for index, task in enumerate(tasks)]
-    prompt = PolicyOptions(sampling=SamplingParams(max_new_tokens=config.max_new_tokens, temperature=0.0,
-                                                   seed=config.seed), **prompting)
+    prompt = PolicyOptions(sampling=SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed),
+                           **prompting)  # greedy, SamplingParams' default
     options = LLMOptions(model=config.model, prompt=prompt, device=config.device)  # on the trainer's device
     adapters = adapter_dir if isinstance(adapter_dir, dict) else {"trained": adapter_dir}
     candidates: dict[str, Policy] = {name: build_llm_policy(f"lora:{path}", options) for name, path in adapters.items()}
