@@ -12,6 +12,10 @@ Every method in `drill.train.methods` is a loop between `Run.open` and `Run.fini
 
 `plan_run` checks a config against its environment before any model is loaded; `load_base`, `seed_everything`,
 `episode_seed`, `TrainingStopped` and `TrainResult` are shared by every method, the stages and `drill.audit`.
+
+An interrupted run (Ctrl-C) is never stranded: with a checkpoint, `--resume` continues from it; before the first
+one, the folder is marked interrupted (`interrupted.json`) and the next run there, with or without `--resume`,
+starts it over.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ order and the adapter's shape)."""
 
 Job = tuple[Task, int]
 """One episode to play: a task and its environment seed."""
+
+INTERRUPTED = "interrupted.json"
+"""Marks an output folder whose run was interrupted before its first checkpoint: the next run there takes it over."""
 
 
 class TrainingStopped(RuntimeError):
@@ -91,7 +98,8 @@ class Run:
     the prompt options rollouts and the held-out evaluation share. Made by `Run.open`; a method's `train(run,
     options)` drives it."""
 
-    def __init__(self, config: RunConfig, plan: RunPlan, base: BaseModel, init_adapter: Path | None) -> None:
+    def __init__(self, config: RunConfig, plan: RunPlan, base: BaseModel, init_adapter: Path | None,
+                 restarted: bool = False) -> None:
         from drill.train.lora import lora_training, run_device
         from drill.train.rollouts import prompt_options
 
@@ -104,6 +112,8 @@ class Run:
         self.out = config.output_dir
         self.metrics = MetricsLog(self.out / "metrics.jsonl")
         self.prompting = prompt_options(config, plan.target)  # demonstrations are played once, for every use
+        self.restarted = restarted
+        """The folder held a run interrupted before its first checkpoint, and this one starts it over."""
         self._policies: Callable[[int], dict[str, Policy]] | None = None
 
     @classmethod
@@ -113,7 +123,8 @@ class Run:
         `init_adapter`'s, a previous stage's, else `config.init_adapter`'s) and record the settings in
         OUTPUT/config.json."""
         plan = plan_run(config, target)
-        run = cls(config, plan, base or load_base(config.model), init_adapter)
+        restarted = take_over_interrupted(config.output_dir)
+        run = cls(config, plan, base or load_base(config.model), init_adapter, restarted)
         settings = config.to_dict() | {method: asdict(options)}
         atomic_write_text(run.out / "config.json", json.dumps(settings, indent=1))
         return run
@@ -130,7 +141,7 @@ class Run:
         """The last completed step: 0 for a fresh run; on `config.resume` the newest checkpoint's, with adapter,
         optimizer and RNG restored. A `sampler`'s data position is restored too, and then the settings that
         decide the data order must be the checkpoint's."""
-        if not self.config.resume:
+        if not self.config.resume or self.restarted:
             return 0
         checkpoint = latest_checkpoint(self.out)
         if checkpoint is None:
@@ -146,6 +157,17 @@ class Run:
         self.metrics.truncate_after(state.step)
         console.print(f"resuming from {checkpoint} (step {state.step})", highlight=False)
         return state.step
+
+    def interrupted(self) -> None:
+        """After Ctrl-C: say how the run continues, and mark the folder when there is no checkpoint to resume."""
+        checkpoint = latest_checkpoint(self.out)
+        if checkpoint is not None:
+            console.print(f"interrupted: {self.out} keeps {checkpoint.name}; --resume continues from it",
+                          highlight=False)
+            return
+        atomic_write_text(self.out / INTERRUPTED, json.dumps({"interrupted": "before the first checkpoint"}))
+        console.print(f"interrupted before the first checkpoint: {self.out} is marked so; a run there (with or "
+                      "without --resume) starts it over", highlight=False)
 
     def policies(self, step: int) -> dict[str, Policy]:
         """Role -> policy for `step`: the trained roles share the adapter as it is now (bound to the generation
@@ -218,10 +240,11 @@ def plan_run(config: RunConfig, target: TrainTarget | None = None) -> RunPlan:
             raise ValueError(f"demos={config.demos} but {target.name} has only {len(target.tasks('train'))} "
                              "training tasks to draw them from")
     out = config.output_dir
-    if not config.resume and ((out / "metrics.jsonl").exists() or list_checkpoints(out)):
+    interrupted = (out / INTERRUPTED).is_file() and latest_checkpoint(out) is None
+    if not config.resume and not interrupted and ((out / "metrics.jsonl").exists() or list_checkpoints(out)):
         raise ValueError(f"{out} already holds a training run; pass --resume to continue it, "
                          "or choose another --output-dir")
-    if config.resume and latest_checkpoint(out) is None:
+    if config.resume and not interrupted and latest_checkpoint(out) is None:
         raise ValueError(f"--resume: no checkpoint in {out / 'checkpoints'}")
     return RunPlan(target=target, roles=roles, schedules=schedules, curriculum=curriculum, pools=pools)
 
@@ -248,6 +271,18 @@ def check_options(config: RunConfig, target: TrainTarget, roles: list[str]) -> N
             if unknown_parts:
                 raise ValueError(f"role reward {role}={spec} names unknown components {unknown_parts}; "
                                  f"known: total, {', '.join(sorted(components))}")
+
+
+def take_over_interrupted(out: Path) -> bool:
+    """Whether `out` held a run interrupted before its first checkpoint; its metrics and mark are then removed, so
+    the new run starts from step 1 with a clean log."""
+    if not (out / INTERRUPTED).is_file() or latest_checkpoint(out) is not None:
+        return False
+    (out / "metrics.jsonl").unlink(missing_ok=True)
+    (out / INTERRUPTED).unlink()
+    console.print(f"{out}: the run there was interrupted before its first checkpoint; starting it over",
+                  highlight=False)
+    return True
 
 
 def load_base(model: str | None) -> BaseModel:

@@ -136,7 +136,11 @@ def run_stages(config: RunConfig, target: TrainTarget | None = None,
             stage_config = stage.config.updated(resume=resume_inside(folder, config.resume))
             base = fresh_base()
             model_id = base.model_id
-            train_method(stage_config, stage.method, stage.options, target, base, init_adapter=previous)
+            try:
+                train_method(stage_config, stage.method, stage.options, target, base, init_adapter=previous)
+            except KeyboardInterrupt:
+                print(f"stage {index} ({stage.method}) was interrupted; the staged run continues with --resume")
+                raise
             atomic_write_text(folder / STAGE_DONE, json.dumps({"stage": index, "method": stage.method,
                                                                "started_from": str(previous)}, indent=1))
         previous = folder / "adapter"

@@ -38,7 +38,12 @@ def train(config: RunConfig, name: str = "grpo", options: Any = None, target: Tr
     fresh one."""
     module = method(name)
     options = module.Options() if options is None else options
-    return module.train(Run.open(config, name, options, target, base, init_adapter), options)
+    run = Run.open(config, name, options, target, base, init_adapter)
+    try:
+        return module.train(run, options)
+    except KeyboardInterrupt:  # Ctrl-C: never leave a folder that neither a fresh run nor --resume accepts
+        run.interrupted()
+        raise
 
 
 def configure(name: str, **settings: Any) -> tuple[RunConfig, Any]:
