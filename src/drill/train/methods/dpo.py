@@ -4,8 +4,8 @@ the states a model reached (`train_on_expert_pairs()`); each is one loop.
 How to run it:
 
     drill train triage -E k=1 --stage sft:source=oracle --stage dpo:steps=20,beta=0.1 ...
-    drill train inbox --init-adapter runs/sft/adapter \
-        --stage dpo:source=results:runs/rollin/results.json,expert=reader,epochs=1,nll=1 ...
+    drill train inbox --init-adapter runs/sft/adapter --method dpo \
+        --source results:runs/rollin/results.json --expert reader --epochs 1 --nll 1 ...
 
     from drill.train import train
     from drill.train.methods import dpo
@@ -32,7 +32,7 @@ Where this departs from the DPO paper (Rafailov et al. 2023):
 **Offline, against an expert** (`source=` and `expert=` given; DAgger's data with a preference loss). The
 source (a model's play: `lora:PATH`, `llm`, or `results:PATH` of one, as SFT's sources) drives the episodes on
 the training split and the expert baseline labels every trained state, as in SFT's `expert=`
-(`sft.play_source`). Wherever the two differ, the pair is the expert's call (chosen, written in the reply
+(`sources.play_source`). Wherever the two differ, the pair is the expert's call (chosen, written in the reply
 format) against the tokens the source sampled there (rejected), on the same prompt; `max_reward` keeps only
 states of source episodes that scored below it (its failures). Then `epochs` passes over the pairs in a seeded
 order, `batch_size` pairs per AdamW update. Departures, besides the pairs' origin: the reference is the adapter
