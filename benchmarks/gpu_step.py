@@ -21,21 +21,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from drill.train import GRPOConfig, train
+from drill.train.methods import configure, train
 
 PREFILL = '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
 
 
 def run(args: argparse.Namespace, kl_beta: float, out: Path) -> dict[str, float]:
-    config = GRPOConfig(env="triage", env_options={"k": 1}, model=args.model, steps=args.steps,
-                        group_size=args.group_size, tasks_per_step=args.tasks_per_step,
-                        max_new_tokens=args.max_new_tokens, micro_batch_size=args.micro_batch_size,
-                        micro_batch_tokens=args.micro_batch_tokens, kl_beta=kl_beta,
-                        kl_abort=None, tool_listing="compact", prefill=PREFILL, demos=2, eval_tasks=0,
-                        checkpoint_every=args.steps, output_dir=out, device=args.device, bf16=args.bf16,
-                        learning_rate=1e-3)
+    config, options = configure("grpo", env="triage", env_options={"k": 1}, model=args.model, steps=args.steps,
+                                group_size=args.group_size, tasks_per_step=args.tasks_per_step,
+                                max_new_tokens=args.max_new_tokens, micro_batch_size=args.micro_batch_size,
+                                micro_batch_tokens=args.micro_batch_tokens, kl_beta=kl_beta,
+                                kl_abort=None, tool_listing="compact", prefill=PREFILL, demos=2, eval_tasks=0,
+                                checkpoint_every=args.steps, output_dir=out, device=args.device, bf16=args.bf16,
+                                learning_rate=1e-3)
     started = time.perf_counter()
-    result = train(config)
+    result = train(config, "grpo", options)
     records = result.metrics[1:] or result.metrics  # the first step warms caches up
     rollout = statistics.median(r["rollout_s"] for r in records)
     step = statistics.median(r["step_s"] for r in records)

@@ -9,8 +9,8 @@ The samples are the ones `drill train inbox --stage sft:source=reader` trains on
 extractive teacher) plays `--tasks` training questions, each turn teacher-forced into the prompt and the
 completion the embedded SmolLM2-135M would see and write, with the prompt options of experiments/LOG.md's
 inbox proof (compact tool listing, prefill, 96 new tokens, micro-batches of 4,096 padded tokens). Then
-`--steps` optimizer steps of 8 turns each (`drill.train.sft.step_plan`, the trainer's batching) run through
-`drill.train.sft.nll_update`, the SFT trainer's own update, after one untimed warm-up step. It prints each
+`--steps` optimizer steps of 8 turns each (`drill.train.methods.sft.step_plan`, the trainer's batching) run through
+`drill.train.samples.nll_update`, the SFT trainer's own update, after one untimed warm-up step. It prints each
 step's seconds, the median, and the loss of the last step, so the runs can be checked to learn alike. Compare the two as whole processes
 (`/usr/bin/time`, or any benchmark runner that alternates them) to get a ratio that holds on a noisy machine.
 
@@ -27,12 +27,13 @@ import time
 
 import torch
 
-from drill.train.config import GRPOConfig
-from drill.train.grpo import load_base, plan_run, seed_everything
+from drill.train.config import RunConfig
 from drill.train.lora import lora_training
+from drill.train.methods.sft import step_plan
 from drill.train.rollouts import prompt_options
-from drill.train.samples import episode_samples, pack_turns
-from drill.train.sft import nll_update, play_source, step_plan, teacher_prompter
+from drill.train.run import load_base, plan_run, seed_everything
+from drill.train.samples import episode_samples, nll_update, pack_turns
+from drill.train.sources import play_source, teacher_prompter
 
 
 def main() -> None:
@@ -42,7 +43,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=24, help="training questions the reader plays")
     parser.add_argument("--steps", type=int, default=5, help="timed optimizer steps of 8 samples")
     args = parser.parse_args()
-    config = GRPOConfig(env="inbox", tool_listing="compact", prefill='<tool_call>\n{"name": "', max_new_tokens=96,
+    config = RunConfig(env="inbox", tool_listing="compact", prefill='<tool_call>\n{"name": "', max_new_tokens=96,
                         micro_batch_tokens=4096, eval_tasks=0, autocast=args.autocast, device="cpu")
     plan = plan_run(config)
     base = load_base(config.model)

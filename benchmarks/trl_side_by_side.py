@@ -114,15 +114,16 @@ def trl_run(steps: int, seed: int, output_dir: Path, plain: bool) -> tuple[float
 
 
 def drill_run(steps: int, seed: int, output_dir: Path, plain: bool) -> tuple[float, list[float]]:
-    from drill.train import GRPOConfig, train
+    from drill.train.methods import configure, train
 
     prompt = {} if plain else {"tool_listing": "compact", "prefill": PREFILL}
-    config = GRPOConfig(env="triage", env_options={"k": 1}, steps=steps, group_size=GROUP, tasks_per_step=1,
-                        learning_rate=LR, max_new_tokens=MAX_NEW_TOKENS, temperature=TEMPERATURE, kl_beta=KL_BETA,
-                        loss_type="grpo", advantage_scaling="group", lora_rank=LORA["r"], lora_alpha=LORA["lora_alpha"],
-                        lora_target_modules=LORA["target_modules"], seed=seed, eval_tasks=0, output_dir=output_dir,
-                        checkpoint_every=steps, **prompt)
-    result = train(config)
+    config, options = configure(
+        "grpo", env="triage", env_options={"k": 1}, steps=steps, group_size=GROUP, tasks_per_step=1,
+        learning_rate=LR, max_new_tokens=MAX_NEW_TOKENS, temperature=TEMPERATURE, kl_beta=KL_BETA,
+        loss_type="grpo", advantage_scaling="group", lora_rank=LORA["r"], lora_alpha=LORA["lora_alpha"],
+        lora_target_modules=LORA["target_modules"], seed=seed, eval_tasks=0, output_dir=output_dir,
+        checkpoint_every=steps, **prompt)
+    result = train(config, "grpo", options)
     return (sum(r["step_s"] for r in result.metrics) / len(result.metrics),
             [r["reward/total"] for r in result.metrics])
 

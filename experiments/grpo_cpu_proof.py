@@ -37,7 +37,7 @@ from pathlib import Path
 
 import torch
 
-from drill.train import GRPOConfig, train
+from drill.train.methods import configure, train
 
 PREFILL = '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
 
@@ -49,8 +49,8 @@ def main() -> None:
     parser.add_argument("--output-dir", type=Path, default=Path("runs/grpo-cpu-proof"))
     parser.add_argument("--eval-tasks", type=int, default=20)
     args = parser.parse_args()
-    config = GRPOConfig(
-        env="triage", env_options={"k": 1}, steps=args.steps, group_size=8, tasks_per_step=1,
+    config, options = configure(
+        "grpo", env="triage", env_options={"k": 1}, steps=args.steps, group_size=8, tasks_per_step=1,
         max_new_tokens=args.max_new_tokens,
         temperature=0.7, learning_rate=1e-3, kl_beta=0.0, tool_listing="compact", demos=2, prefill=PREFILL,
         eval_tasks=args.eval_tasks, eval_baselines=["heuristic"],
@@ -64,7 +64,7 @@ def main() -> None:
           f"--demos 2 --prefill {shlex.quote(typed_prefill)} "
           f"--eval-tasks {args.eval_tasks} --eval-baseline heuristic --output-dir {args.output_dir}")
     started = time.perf_counter()
-    result = train(config)
+    result = train(config, "grpo", options)
     minutes = (time.perf_counter() - started) / 60
     rows = {row["policy"]: row for row in result.evaluation}
     before, after = rows["untrained"], rows["trained"]

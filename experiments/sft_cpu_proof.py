@@ -1,6 +1,6 @@
 """Proof that SFT on the oracle's training-split episodes beats the heuristic on the full triage test split, on CPU.
 
-An experiment, not a test. It fine-tunes a LoRA adapter on the embedded SmolLM2-135M with `drill.train.sft`
+An experiment, not a test. It fine-tunes a LoRA adapter on the embedded SmolLM2-135M with `drill.train.methods.sft`
 (the oracle plays the 248 training tickets; each answer, rendered exactly as the LLM policy prompts and
 replies, is one sample; loss on the reply's tokens only), then the trainer's closing evaluation plays the
 saved adapter (`lora:OUTPUT/adapter`), the untrained model, the heuristic and the oracle greedily on all 116
@@ -44,8 +44,8 @@ import torch
 from drill.core.types import Episode
 from drill.envs.triage.corpus import TriageTask
 from drill.envs.triage.rubric import is_correct, submission
-from drill.train import GRPOConfig
-from drill.train.sft import SFTOptions, train
+from drill.train import RunConfig, train
+from drill.train.methods import sft
 
 PREFILL = '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
 
@@ -68,12 +68,12 @@ def main() -> None:
     parser.add_argument("--output-dir", type=Path, default=Path("runs/sft-cpu-proof"))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    config = GRPOConfig(
+    config = RunConfig(
         env="triage", env_options={"k": 1}, learning_rate=args.lr, max_new_tokens=args.max_new_tokens,
         tool_listing="compact", prefill=PREFILL, eval_tasks=args.eval_tasks, eval_baselines=["heuristic", "oracle"],
         checkpoint_every=10, output_dir=args.output_dir,
     )
-    options = SFTOptions(source=args.source, epochs=args.epochs)
+    options = sft.Options(source=args.source, epochs=args.epochs)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared), "
           f"torch {torch.__version__}, {torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f}")
     typed_prefill = PREFILL.replace("\n", "\\n")
@@ -82,7 +82,7 @@ def main() -> None:
           f"--eval-tasks {args.eval_tasks} --eval-baseline heuristic --eval-baseline oracle "
           f"--output-dir {args.output_dir}")
     started = time.perf_counter()
-    result = train(config, options)
+    result = train(config, "sft", options)
     minutes = (time.perf_counter() - started) / 60
     if args.eval_tasks == 0:  # no closing evaluation: evaluate the adapter with experiments/sft_subset_eval.py
         print(f"SFT took {minutes:.1f} min; no held-out evaluation (--eval-tasks 0). Next:\n"

@@ -48,7 +48,7 @@ if _ONLY is None:
     from drill.train import cli as train_cli
 
     app.add_typer(serve_app(list(registry.specs().values())), name="serve")
-    app.command("train")(train_cli.train)
+    app.command("train")(train_cli.command())
 
 
 def main() -> None:

@@ -19,8 +19,8 @@ from drill.cli import app
 from drill.envs import inbox
 from drill.envs.inbox.questions import AnswerJudge, match_verdict
 from drill.models.testing import StubOpenAIServer, text_reply
-from drill.train.config import GRPOConfig
-from drill.train.grpo import TrainingStopped
+from drill.train.methods import grpo
+from drill.train.run import TrainingStopped
 
 runner = CliRunner()
 
@@ -120,4 +120,4 @@ def test_the_training_hook_prints_findings_and_stops_the_run_when_asked() -> Non
     with pytest.raises(TrainingStopped, match="KL spike"):
         audit_training_step(10, records, [], True, console)
     assert audit_training_step(10, records[:5], [], True, console) == []
-    assert GRPOConfig(audit_every=5, audit_stop=True).audit_every == 5
+    assert grpo.Options(audit_every=5, audit_stop=True).audit_every == 5

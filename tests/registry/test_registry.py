@@ -121,8 +121,8 @@ def test_a_plugin_environment_gets_eval_watch_and_train(tmp_path: Path) -> None:
     assert watched.returncode == 0, watched.stderr
     assert "go higher" in watched.stdout or "go lower" in watched.stdout
     planned = subprocess.run([sys.executable, "-c", (
-        "from drill.train.config import GRPOConfig; from drill.train.grpo import plan_run; "
-        f"plan = plan_run(GRPOConfig(env='guess', env_options={{'max_turns': 4}}, output_dir={str(tmp_path / 'run')!r},"
+        "from drill.train.config import RunConfig; from drill.train.run import plan_run; "
+        f"plan = plan_run(RunConfig(env='guess', env_options={{'max_turns': 4}}, output_dir={str(tmp_path / 'run')!r},"
         " weight_schedules=['penalty=0.2->0.1'])); print(plan.target.name, plan.target.options, plan.roles)")],
         capture_output=True, text=True, env=env, timeout=300)
     assert planned.returncode == 0, planned.stderr

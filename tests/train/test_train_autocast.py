@@ -11,8 +11,7 @@ import torch
 
 from drill.train import BaseModel, lora
 from drill.train.lora import cpu_bf16_slowdown, lora_training
-from drill.train.samples import Sample, collate, completion_logprobs
-from drill.train.sft import nll_update
+from drill.train.samples import Sample, collate, completion_logprobs, nll_update
 from test_train_loop import _config, tiny_base  # type: ignore[import-not-found]
 
 __all__ = ["tiny_base"]  # a fixture, used by name
@@ -33,7 +32,7 @@ def bf16_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_autocast_runs_the_training_forward_in_bfloat16_with_float32_weights(tiny_model_dir: Path,
                                                                              tiny_base: BaseModel,
                                                                              tmp_path: Path, bf16_cpu: None) -> None:
-    config = _config(tiny_model_dir, tmp_path / "run", device="cpu", autocast=True, learning_rate=1e-2)
+    config, _ = _config(tiny_model_dir, tmp_path / "run", device="cpu", autocast=True, learning_rate=1e-2)
     model, params, optimizer, pad_id = lora_training(tiny_base, config)
     samples = _samples(tiny_base.tokenizer)
     batch = collate(samples, pad_id)
@@ -54,14 +53,14 @@ def test_autocast_runs_the_training_forward_in_bfloat16_with_float32_weights(tin
 
 
 def test_autocast_with_a_bfloat16_model_is_refused(tiny_model_dir: Path, tiny_base: BaseModel, tmp_path: Path) -> None:
-    config = _config(tiny_model_dir, tmp_path / "run", device="cpu", autocast=True, bf16=True)
+    config, _ = _config(tiny_model_dir, tmp_path / "run", device="cpu", autocast=True, bf16=True)
     with pytest.raises(ValueError, match="--no-bf16 --autocast"):
         lora_training(tiny_base, config)
 
 
 def test_autocast_is_refused_where_bfloat16_matmuls_are_slower(tiny_model_dir: Path, tiny_base: BaseModel,
                                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = _config(tiny_model_dir, tmp_path / "run", device="cpu", autocast=True)
+    config, _ = _config(tiny_model_dir, tmp_path / "run", device="cpu", autocast=True)
     monkeypatch.setattr(lora, "cpu_bf16_slowdown", lambda: 77.0)  # an AVX2-only CPU, as measured
     with pytest.raises(ValueError, match=r"77\.0x as long.*Drop --autocast"):
         lora_training(tiny_base, config)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from drill.train.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint, save_checkpoint
-from drill.train.grpo import training_problem
+from drill.train.methods.grpo import training_problem
 from drill.train.metrics import MetricsLog, plot_learning_curve
 
 

@@ -1,4 +1,5 @@
-"""`drill train`: options and config files reach GRPOConfig; bad input is one line and exit code 2."""
+"""`drill train`: options and config files reach RunConfig and the method's Options; bad input is one line and exit
+code 2."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from drill.cli import app
-from drill.train import grpo
-from drill.train.config import GRPOConfig
+from drill.train import methods, run
+from drill.train.config import RunConfig
 
 runner = CliRunner()
 
@@ -24,12 +25,16 @@ runner = CliRunner()
     (["train", "triage", "--eval-baseline", "genius"], "unknown evaluation baseline(s) genius"),
     (["train", "triage", "-E", "mode=sideways"], "option mode must be one of reader, agent, got 'sideways'"),
     (["train", "triage", "-E", "k"], "expected KEY=VALUE"),
-    (["train", "triage", "--tool-listing", "yaml"], "tool_listing must be schema or compact, got 'yaml'"),
+    (["train", "triage", "--tool-listing", "yaml"], "unknown tool listing 'yaml'; choose from schema, compact"),
     (["train", "triage", "--demos", "-1"], "demos must be >= 0, got -1"),
     (["train", "triage", "--demos", "100000"], "demos=100000 but triage has only"),
     (["train", "chaosops", "--curriculum", "easy:5,nightmare:5"], "'nightmare' selects no training task"),
     (["train", "chaosops", "--role", "sre", "--role-reward", "oversight=rogue_caught"],
      "role_rewards names roles the model does not play: oversight"),
+    (["train", "triage", "--epochs", "2"], "epochs is an option of sft, rft, dpo, not of grpo"),
+    (["train", "triage", "--method", "sft", "--stage", "sft:source=oracle"], "--method and --stage"),
+    (["train", "triage", "--epochs", "2", "--stage", "grpo:steps=1"], "epochs: no stage's method takes this option"),
+    (["train", "triage", "--method", "sft", "--epochs", "0"], "sft: epochs must be at least 1, got 0"),
 ])
 def test_bad_options_are_usage_errors(args: list[str], needle: str, tmp_path: Path) -> None:
     result = runner.invoke(app, [*args, "--output-dir", str(tmp_path / "run")])
@@ -43,15 +48,19 @@ def test_resume_without_checkpoint_is_a_usage_error(tmp_path: Path) -> None:
     assert "no checkpoint in" in result.output
 
 
+def _fake_train(seen: list[tuple[RunConfig, Any]]) -> Any:
+    """The test seam: `methods.train` that records what it was given and loads no model."""
+    def fake_train(config: RunConfig, name: str, options: Any, target: Any = None) -> run.TrainResult:
+        seen.append((config, options))
+        return run.TrainResult(output_dir=config.output_dir, adapter_dir=config.output_dir / "adapter", steps=0,
+                               metrics=[])
+    return fake_train
+
+
 def test_config_file_then_command_line_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[GRPOConfig] = []
+    seen: list[tuple[RunConfig, Any]] = []
 
-    def fake_train(config: GRPOConfig, target: Any = None, base: Any = None) -> Any:  # the test seam: no model
-        seen.append(config)
-        return grpo.TrainResult(output_dir=config.output_dir, adapter_dir=config.output_dir / "adapter", steps=0,
-                                metrics=[])
-
-    monkeypatch.setattr(grpo, "train", fake_train)
+    monkeypatch.setattr(methods, "train", _fake_train(seen))
     config_file = tmp_path / "run.toml"
     config_file.write_text('group_size = 4\nsteps = 50\nlearning_rate = 2e-4\nkl_abort = 1.0\n')
     result = runner.invoke(app, [
@@ -60,13 +69,13 @@ def test_config_file_then_command_line_overrides(tmp_path: Path, monkeypatch: py
         "--curriculum", "easy:3,hard:4", "--kl-abort", "0", "--lora-targets", "q_proj,v_proj",
         "--output-dir", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    config = seen[0]
-    assert (config.env, config.group_size, config.steps, config.learning_rate) == ("chaosops", 4, 7, 2e-4)
+    config, options = seen[0]
+    assert (config.env, config.group_size, options.steps, config.learning_rate) == ("chaosops", 4, 7, 2e-4)
     assert config.roles == ["oversight"] and config.role_rewards == {"oversight": "rogue_caught+rogue_false_positive"}
     assert config.weight_schedules == ["rogue_multiplier=2.0->1.0"] and config.curriculum == "easy:3,hard:4"
-    assert config.kl_abort is None and config.lora_target_modules == ["q_proj", "v_proj"]
+    assert options.kl_abort is None and config.lora_target_modules == ["q_proj", "v_proj"]
     runner.invoke(app, ["train", "triage", "-E", "k=2", "-E", "mode=reader", "--output-dir", str(tmp_path / "t")])
-    assert seen[1].env_options == {"k": 2, "mode": "reader"}
+    assert seen[1][0].env_options == {"k": 2, "mode": "reader"}
 
 
 def test_prompt_options_reach_the_config_and_the_printed_eval_command_reproduces_them(
@@ -76,26 +85,21 @@ def test_prompt_options_reach_the_config_and_the_printed_eval_command_reproduces
     from drill.cli_options import unescape
     from drill.train.cli import eval_command
 
-    seen: list[GRPOConfig] = []
+    seen: list[tuple[RunConfig, Any]] = []
 
-    def fake_train(config: GRPOConfig, target: Any = None, base: Any = None) -> Any:  # the test seam: no model
-        seen.append(config)
-        return grpo.TrainResult(output_dir=config.output_dir, adapter_dir=config.output_dir / "adapter", steps=0,
-                                metrics=[])
-
-    monkeypatch.setattr(grpo, "train", fake_train)
+    monkeypatch.setattr(methods, "train", _fake_train(seen))
     typed = r'<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
     result = runner.invoke(app, ["train", "triage", "-E", "k=1", "--tool-listing", "compact", "--demos", "2",
                                  "--prefill", typed, "--output-dir", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    config = seen[0]
+    config = seen[0][0]
     assert config.prefill == '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
     assert (config.tool_listing, config.demos) == ("compact", 2)
     args = shlex.split(eval_command(config, tmp_path / "out" / "adapter"))
     assert args[:5] == ["drill", "eval", "triage", "--policy", f"lora:{tmp_path / 'out' / 'adapter'}"]
     flags = dict(zip(args[5::2], args[6::2]))
     assert flags["-E"] == "k=1" and flags["--tool-listing"] == "compact" and flags["--demos"] == "2"
-    assert unescape(flags["--prefill"]) == config.prefill and flags["--max-new-tokens"] == "128"
+    assert unescape(flags["--prefill"]) == config.prefill and flags["--max-new-tokens"] == "192"
     assert "drill eval triage --policy lora:" in " ".join(result.output.split())
 
 
@@ -112,22 +116,17 @@ def test_a_model_that_does_not_load_is_one_line_not_a_traceback(stage: list[str]
 def test_react_reaches_the_config_and_the_printed_eval_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from drill.train.cli import eval_command
 
-    seen: list[GRPOConfig] = []
+    seen: list[tuple[RunConfig, Any]] = []
 
-    def fake_train(config: GRPOConfig, target: Any = None, base: Any = None) -> Any:  # the test seam: no model
-        seen.append(config)
-        return grpo.TrainResult(output_dir=config.output_dir, adapter_dir=config.output_dir / "adapter", steps=0,
-                                metrics=[])
-
-    monkeypatch.setattr(grpo, "train", fake_train)
+    monkeypatch.setattr(methods, "train", _fake_train(seen))
     result = runner.invoke(app, ["train", "triage", "-E", "k=1", "--react", "--prefill", "Thought:",
                                  "--output-dir", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    assert seen[0].react and seen[0].prefill == "Thought:"
-    assert "--react" in eval_command(seen[0], tmp_path / "out" / "adapter").split()
+    assert seen[0][0].react and seen[0][0].prefill == "Thought:"
+    assert "--react" in eval_command(seen[0][0], tmp_path / "out" / "adapter").split()
     plain = runner.invoke(app, ["train", "triage", "-E", "k=1", "--output-dir", str(tmp_path / "plain")])
     assert plain.exit_code == 0, plain.output
-    assert not seen[1].react and "--react" not in eval_command(seen[1], tmp_path / "plain" / "adapter").split()
+    assert not seen[1][0].react and "--react" not in eval_command(seen[1][0], tmp_path / "plain" / "adapter").split()
 
 
 @pytest.mark.parametrize("stage", [[], ["--stage", "sft:source=oracle"]])
@@ -136,7 +135,7 @@ def test_autocast_on_a_cpu_without_fast_bfloat16_is_a_usage_error_before_any_mod
     from drill.train import lora
 
     monkeypatch.setattr(lora, "cpu_bf16_slowdown", lambda: 40.0)  # the test seam: an AVX2-only CPU, measured 28-77x
-    monkeypatch.setattr(grpo, "load_base", lambda *a, **k: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(run, "load_base", lambda *a, **k: pytest.fail("the model was loaded"))
     result = runner.invoke(app, ["train", "triage", *stage, "--autocast", "--device", "cpu",
                                  "--output-dir", str(tmp_path / "run")])
     assert result.exit_code == 2, result.output

@@ -9,8 +9,10 @@ import pytest
 
 from drill.core.rollout import run_episodes
 from drill.train import BaseModel
-from drill.train.dpo import DPOOptions, expert_pairs, train
-from drill.train.sft import TeacherForcedPolicy, play_source, teacher_prompter
+from drill.train.methods import train
+from drill.train.methods.dpo import Options as DPOOptions
+from drill.train.methods.dpo import expert_pairs
+from drill.train.sources import TeacherForcedPolicy, play_source, teacher_prompter
 from test_train_loop import Critic, RelayEnv, tiny_base  # type: ignore[import-not-found]
 from test_train_sft import WRITING, _config  # type: ignore[import-not-found]
 
@@ -63,7 +65,7 @@ def test_offline_dpo_moves_the_model_toward_the_experts_calls(tiny_model_dir: Pa
     config = _config(tiny_model_dir, tmp_path / "run", learning_rate=3e-2)
     results = _model_play(tiny_base, config, tmp_path / "results.json")
     options = DPOOptions(source=f"results:{results}", expert="oracle", epochs=3, batch_size=4, beta=0.5, nll=1.0)
-    result = train(config, options, target=WRITING, base=tiny_base)
+    result = train(config, "dpo", options, target=WRITING, base=tiny_base)
     records = result.metrics
     assert [r["step"] for r in records] == list(range(1, 7)) and all(r["pairs"] == 4 for r in records)
     first, last = records[0], records[-1]

@@ -13,8 +13,8 @@ import torch
 from drill.core.policy import PolicyInput
 from drill.core.types import Action, Episode, Generation, Observation, PolicyInfo, Score, Task, Turn
 from drill.models.policy import LLMPolicy, PolicyOptions
-from drill.train.dpo import chosen_nll, dpo_loss, preference_pairs
-from drill.train.rft import HINT, HintedPolicy, kept_episodes, round_tasks
+from drill.train.methods.dpo import chosen_nll, dpo_loss, preference_pairs
+from drill.train.methods.rft import HINT, HintedPolicy, kept_episodes, round_tasks
 
 
 def _episode(index: int, total: float, prompts: Sequence[tuple[int, ...]] = ((1, 2, 3),)) -> Episode:

@@ -17,7 +17,9 @@ import pytest
 import torch
 
 from drill.core import Action, Component, Env, Event, Observation, PolicyInfo, Rubric, StepResult, Task, Tool
-from drill.train import BaseModel, GRPOConfig, TrainingStopped, train
+from drill.train import BaseModel, RunConfig, TrainingStopped, TrainResult
+from drill.train.methods import configure, grpo
+from drill.train.methods import train as train_method
 from drill.train.checkpoint import list_checkpoints
 from drill.core.spec import Column, EnvOption, EnvSpec
 from drill.train.target import TrainTarget
@@ -116,13 +118,19 @@ def tiny_base(tiny_model_dir: Path) -> Iterator[BaseModel]:
     yield BaseModel(model=model, tokenizer=tokenizer, model_id=model_id)
 
 
-def _config(tiny_model_dir: Path, out: Path, **changes: Any) -> GRPOConfig:
+def _config(tiny_model_dir: Path, out: Path, **changes: Any) -> tuple[RunConfig, grpo.Options]:
     settings: dict[str, Any] = dict(
         env="relay", model=str(tiny_model_dir), roles=["writer"], group_size=3, tasks_per_step=2, max_new_tokens=12,
         steps=3, checkpoint_every=1, output_dir=out, eval_tasks=0, curriculum="easy:2,hard:2",
         weight_schedules=["bonus=2->1@3", "e_count=0.5"], kl_beta=0.04, ppo_epochs=2)
     settings.update(changes)
-    return GRPOConfig(**settings)
+    return configure("grpo", **settings)
+
+
+def train(settings: tuple[RunConfig, grpo.Options], **kwargs: Any) -> TrainResult:
+    """GRPO on a `_config`'s run config and options."""
+    config, options = settings
+    return train_method(config, "grpo", options, **kwargs)
 
 
 def _adapter(path: Path) -> dict[str, torch.Tensor]:
@@ -235,12 +243,13 @@ def test_embedded_model_tiny_run_saves_an_adapter_that_lora_loading_accepts(tmp_
     checkpoint are written, --resume continues the count, and `lora:` loads the adapter for the evaluation."""
     from drill.models.local import EMBEDDED_MODEL_ID
 
-    config = GRPOConfig(env="relay", roles=["writer"], group_size=2, tasks_per_step=1, max_new_tokens=16, steps=2,
-                        checkpoint_every=2, eval_tasks=0, output_dir=tmp_path, learning_rate=1e-3)
-    first = train(config, target=RELAY)
+    config = RunConfig(env="relay", roles=["writer"], group_size=2, tasks_per_step=1, max_new_tokens=16,
+                       checkpoint_every=2, eval_tasks=0, output_dir=tmp_path, learning_rate=1e-3)
+    first = train((config, grpo.Options(steps=2)), target=RELAY)
     assert [r["step"] for r in first.metrics] == [1, 2]
     assert [p.name for p in list_checkpoints(tmp_path)] == ["step-000002"]
-    resumed = train(config.updated(steps=3, resume=True, eval_tasks=1, eval_baselines=[]), target=RELAY)
+    resumed = train((config.updated(resume=True, eval_tasks=1, eval_baselines=[]), grpo.Options(steps=3)),
+                    target=RELAY)
     assert [r["step"] for r in resumed.metrics] == [1, 2, 3]
     assert json.loads((resumed.adapter_dir / "adapter_config.json").read_text())["base_model_name_or_path"] == \
         EMBEDDED_MODEL_ID
@@ -282,7 +291,6 @@ def test_micro_batches_by_token_budget_give_the_same_update(tiny_model_dir: Path
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Gradients accumulate over micro-batches as a sum normalised by the step's sample count, so sizing them by
     a token budget changes the work per pass, not the update (up to float summation order)."""
-    import drill.train.grpo as grpo
     from drill.models.local import fresh_model
 
     sizes: list[list[int]] = []

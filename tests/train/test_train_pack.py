@@ -13,7 +13,10 @@ from drill.train import BaseModel
 from drill.train.lora import lora_training
 from drill.train.rollouts import prompt_options
 from drill.train.samples import Sample, collate, completion_logprobs, episode_samples, pack_turns
-from drill.train.sft import SFTOptions, source_episodes, step_plan, teacher_prompter, train
+from drill.train.methods import train
+from drill.train.methods.sft import Options as SFTOptions
+from drill.train.methods.sft import source_episodes, step_plan
+from drill.train.sources import teacher_prompter
 from test_train_loop import tiny_base  # type: ignore[import-not-found]
 from test_train_sft import WRITING, _config  # type: ignore[import-not-found]
 
@@ -94,7 +97,7 @@ def test_step_plan_cuts_batches_by_turns_and_covers_every_sample_each_epoch(tiny
 def test_sft_with_packed_turns_trains_on_every_turn(tiny_model_dir: Path, tiny_base: BaseModel,
                                                     tmp_path: Path) -> None:
     config = _config(tiny_model_dir, tmp_path / "run", learning_rate=3e-2)
-    result = train(config, SFTOptions(source="oracle", epochs=3, batch_size=4, pack=True), target=WRITING,
+    result = train(config, "sft", SFTOptions(source="oracle", epochs=3, batch_size=4, pack=True), target=WRITING,
                    base=tiny_base)
     assert [(r["samples"], r["sequences"]) for r in result.metrics] == [(4, 2)] * 6
     losses = [r["loss"] for r in result.metrics]

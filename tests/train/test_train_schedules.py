@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from drill.core.types import Task
-from drill.train.config import GRPOConfig
+from drill.train.config import read_settings
+from drill.train.methods import configure
 from drill.train.schedules import Curriculum, TaskSampler, WeightSchedule, parse_schedules
 
 
@@ -99,12 +101,12 @@ def test_config_file_toml_and_json(tmp_path: Path) -> None:
     toml = tmp_path / "run.toml"
     toml.write_text('env = "chaosops"\ngroup_size = 4\nloss_type = "dr_grpo"\nroles = ["oversight"]\n'
                     'weight_schedules = ["rogue_multiplier=2.0->1.0"]\n[role_rewards]\noversight = "rogue_caught"\n')
-    config = GRPOConfig.from_file(toml)
-    assert (config.env, config.group_size, config.loss_type, config.roles) == ("chaosops", 4, "dr_grpo", ["oversight"])
+    config, options = configure("grpo", **read_settings(toml))
+    assert (config.env, config.group_size, options.loss_type, config.roles) == ("chaosops", 4, "dr_grpo", ["oversight"])
     assert config.role_rewards == {"oversight": "rogue_caught"}
     js = tmp_path / "run.json"
-    js.write_text(json.dumps(config.to_dict()))
-    assert GRPOConfig.from_file(js) == config
+    js.write_text(json.dumps(config.to_dict() | asdict(options)))
+    assert configure("grpo", **read_settings(js)) == (config, options)
 
 
 @pytest.mark.parametrize(("text", "needle"), [
@@ -120,4 +122,4 @@ def test_bad_config_files_say_what_is_wrong(tmp_path: Path, text: str, needle: s
     path = tmp_path / "bad.toml"
     path.write_text(text + "\n")
     with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)")):
-        GRPOConfig.from_file(path)
+        configure("grpo", **read_settings(path))

@@ -12,7 +12,8 @@ import torch
 
 from drill.models.local import fresh_model, load_local
 from drill.models.testing import TokenServerStub
-from drill.train import BaseModel, GRPOConfig, train
+from drill.train import BaseModel, RunConfig
+from drill.train.methods import configure, train
 from test_train_loop import RELAY, _adapter  # type: ignore[import-not-found]
 
 pytestmark = pytest.mark.slow
@@ -24,11 +25,11 @@ def test_server_rollouts_load_each_steps_adapter_and_train_on_the_returned_token
     model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
     out = tmp_path / "run"
     with TokenServerStub(stub_chat) as server:
-        config = GRPOConfig(env="relay", model=str(tiny_model_dir), roles=["writer"], group_size=3, tasks_per_step=2,
-                            max_new_tokens=12, steps=3, checkpoint_every=3, output_dir=out, eval_tasks=0,
-                            kl_beta=0.0, learning_rate=5e-2, generation_backend="server",
-                            generation_url=server.base_url)
-        result = train(config, target=RELAY, base=BaseModel(model, tokenizer, model_id))
+        config, options = configure(
+            "grpo", env="relay", model=str(tiny_model_dir), roles=["writer"], group_size=3, tasks_per_step=2,
+            max_new_tokens=12, steps=3, checkpoint_every=3, output_dir=out, eval_tasks=0, kl_beta=0.0,
+            learning_rate=5e-2, generation_backend="server", generation_url=server.base_url)
+        result = train(config, "grpo", options, target=RELAY, base=BaseModel(model, tokenizer, model_id))
 
     names = [name for name, _ in server.loaded]
     assert names == ["grpo-step-1", "grpo-step-2", "grpo-step-3"]
@@ -51,9 +52,9 @@ def test_server_rollouts_load_each_steps_adapter_and_train_on_the_returned_token
 
 def test_the_server_backend_needs_its_address() -> None:
     with pytest.raises(ValueError, match="generation_backend server needs generation_url"):
-        GRPOConfig(env="triage", generation_backend="server")
+        RunConfig(env="triage", generation_backend="server")
     with pytest.raises(ValueError, match="generation_url is only for generation_backend server"):
-        GRPOConfig(env="triage", generation_url="http://127.0.0.1:1/v1")
+        RunConfig(env="triage", generation_url="http://127.0.0.1:1/v1")
 
 
 def test_rollout_workers_on_ray_sample_from_each_steps_adapter_and_train_on_the_returned_tokens(
@@ -69,11 +70,11 @@ def test_rollout_workers_on_ray_sample_from_each_steps_adapter_and_train_on_the_
     model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
     try:
         with TokenServerStub(load_local(str(tiny_model_dir))) as server:
-            config = GRPOConfig(env="relay", model=str(tiny_model_dir), roles=["writer"], group_size=2,
-                                tasks_per_step=2, max_new_tokens=8, steps=2, checkpoint_every=2,
-                                output_dir=tmp_path / "run", eval_tasks=0, generation_backend="server",
-                                generation_url=server.base_url, rollout_workers=2)
-            result = train(config, target=RELAY, base=BaseModel(model, tokenizer, model_id))
+            config, options = configure(
+                "grpo", env="relay", model=str(tiny_model_dir), roles=["writer"], group_size=2, tasks_per_step=2,
+                max_new_tokens=8, steps=2, checkpoint_every=2, output_dir=tmp_path / "run", eval_tasks=0,
+                generation_backend="server", generation_url=server.base_url, rollout_workers=2)
+            result = train(config, "grpo", options, target=RELAY, base=BaseModel(model, tokenizer, model_id))
         assert ray.is_initialized()  # a Ray the run did not start is left running
     finally:
         ray.shutdown()
@@ -87,4 +88,4 @@ def test_rollout_workers_on_ray_sample_from_each_steps_adapter_and_train_on_the_
         assert len(lengths) == record["samples"] == 8  # 2 tasks x 2 episodes x 2 writer turns
         assert record["completion_tokens_mean"] == pytest.approx(sum(lengths) / len(lengths))
     with pytest.raises(ValueError, match="rollout_workers needs generation_backend server"):
-        GRPOConfig(env="relay", rollout_workers=2)
+        RunConfig(env="relay", rollout_workers=2)

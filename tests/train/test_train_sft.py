@@ -12,9 +12,11 @@ import torch
 from drill.core.types import Action, Generation, PolicyInfo
 from drill.models.local import TransformersChatModel
 from drill.models.policy import LLMPolicy, PolicyOptions, render_react
-from drill.train import BaseModel, GRPOConfig
+from drill.train import BaseModel, RunConfig, train
 from drill.train.samples import collate, episode_samples
-from drill.train.sft import SFTOptions, _stored, source_episodes, teacher_prompter, train
+from drill.train.methods.sft import Options as SFTOptions
+from drill.train.methods.sft import source_episodes
+from drill.train.sources import _stored, teacher_prompter
 from test_train_loop import Critic, RelayEnv, relay_target, tiny_base  # type: ignore[import-not-found]
 
 pytestmark = pytest.mark.slow
@@ -35,12 +37,12 @@ class Writer:
 WRITING = relay_target(baselines={"oracle": Writer, "heuristic": Critic, "random": Critic})
 
 
-def _config(model_dir: Path, out: Path, **changes: Any) -> GRPOConfig:
+def _config(model_dir: Path, out: Path, **changes: Any) -> RunConfig:
     settings: dict[str, Any] = dict(env="relay", model=str(model_dir), roles=["writer"], scripted_policy="heuristic",
                                     max_new_tokens=24, output_dir=out, eval_tasks=0, tool_listing="compact",
                                     prefill=PREFILL, checkpoint_every=2, micro_batch_size=3)
     settings.update(changes)
-    return GRPOConfig(**settings)
+    return RunConfig(**settings)
 
 
 class _CannedChat(TransformersChatModel):
@@ -130,17 +132,17 @@ def test_sft_lowers_the_reply_nll_checkpoints_and_resumes(tiny_model_dir: Path, 
     from drill.models.local import fresh_model
 
     config = _config(tiny_model_dir, tmp_path / "run", learning_rate=3e-2)
-    result = train(config, SFTOptions(source="oracle", epochs=4, batch_size=4), target=WRITING, base=tiny_base)
+    result = train(config, "sft", SFTOptions(source="oracle", epochs=4, batch_size=4), target=WRITING, base=tiny_base)
     losses = [r["loss"] for r in result.metrics]
     assert len(losses) == 8 and losses[-1] < losses[0] - 0.05  # a tiny random model learns slowly, but it learns
     assert (result.adapter_dir / "adapter_model.safetensors").is_file()
     # a run resumed from step 6 ends where the uninterrupted one did
     again = tmp_path / "again"
-    first = train(_config(tiny_model_dir, again, learning_rate=3e-2),
+    first = train(_config(tiny_model_dir, again, learning_rate=3e-2), "sft",
                   SFTOptions(source="oracle", epochs=3, batch_size=4), target=WRITING,
                   base=BaseModel(*fresh_model(str(tiny_model_dir))))
     assert [r["step"] for r in first.metrics] == list(range(1, 7))
-    resumed = train(_config(tiny_model_dir, again, learning_rate=3e-2, resume=True),
+    resumed = train(_config(tiny_model_dir, again, learning_rate=3e-2, resume=True), "sft",
                     SFTOptions(source="oracle", epochs=4, batch_size=4), target=WRITING,
                     base=BaseModel(*fresh_model(str(tiny_model_dir))))
     assert [r["step"] for r in resumed.metrics] == list(range(1, 9))

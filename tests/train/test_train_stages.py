@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 
-from drill.train import BaseModel, GRPOConfig
+from drill.train import BaseModel, RunConfig
 from drill.train.stages import parse_stage, plan_stages, run_stages
 from test_train_sft import PREFILL, WRITING  # type: ignore[import-not-found]
 
@@ -19,13 +19,13 @@ STAGES = ["sft:source=oracle,epochs=2,batch_size=4", "rft:rounds=2,tasks_per_rou
           "grpo:steps=2,tasks_per_step=1"]
 
 
-def _config(model_dir: Path, out: Path, **changes: Any) -> GRPOConfig:
+def _config(model_dir: Path, out: Path, **changes: Any) -> RunConfig:
     settings: dict[str, Any] = dict(
         env="relay", model=str(model_dir), roles=["writer"], scripted_policy="heuristic", group_size=3,
         max_new_tokens=10, output_dir=out, eval_tasks=1, eval_baselines=["heuristic"], tool_listing="compact",
         prefill=PREFILL, checkpoint_every=1, learning_rate=3e-2, temperature=1.0, stages=STAGES)
     settings.update(changes)
-    return GRPOConfig(**settings)
+    return RunConfig(**settings)
 
 
 def _bases(model_dir: Path) -> Any:
@@ -58,7 +58,7 @@ def test_stage_specs_are_checked_before_any_model_loads(tiny_model_dir: Path, tm
 
 def test_chained_run_resumes_inside_its_second_stage(tiny_model_dir: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from drill.train import rft
+    from drill.train import run
 
     whole = tmp_path / "whole"
     rows = run_stages(_config(tiny_model_dir, whole), WRITING, _bases(tiny_model_dir))
@@ -77,16 +77,17 @@ def test_chained_run_resumes_inside_its_second_stage(tiny_model_dir: Path, tmp_p
 
     # a second run is killed right after the rft stage's first checkpoint ...
     cut = tmp_path / "cut"
-    real_save = rft.save_checkpoint
+    real_save = run.save_checkpoint
 
     def save_then_die(*args: Any, **kwargs: Any) -> Any:
         real_save(*args, **kwargs)
-        raise KeyboardInterrupt("killed after round 1's checkpoint")
+        if args[0].name == "stage-2-rft":
+            raise KeyboardInterrupt("killed after round 1's checkpoint")
 
-    monkeypatch.setattr(rft, "save_checkpoint", save_then_die)
+    monkeypatch.setattr(run, "save_checkpoint", save_then_die)
     with pytest.raises(KeyboardInterrupt):
         run_stages(_config(tiny_model_dir, cut), WRITING, _bases(tiny_model_dir))
-    monkeypatch.setattr(rft, "save_checkpoint", real_save)
+    monkeypatch.setattr(run, "save_checkpoint", real_save)
     assert (cut / "stage-1-sft" / "stage.json").is_file() and not (cut / "stage-2-rft" / "stage.json").exists()
     with pytest.raises(ValueError, match="--resume"):
         run_stages(_config(tiny_model_dir, cut), WRITING, _bases(tiny_model_dir))

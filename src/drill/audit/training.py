@@ -23,7 +23,7 @@ def audit_training_step(step: int, records: Sequence[Mapping[str, Any]], episode
         console.print(f"audit step {step}: {f.level} · {f.kind} · {f.strategy}: {f.message}", highlight=False,
                       markup=False)
     if stop and findings:
-        from drill.train.grpo import TrainingStopped
+        from drill.train.run import TrainingStopped
 
         raise TrainingStopped(step, "the reward-hacking detectors found: "
                                     + "; ".join(f"{f.kind} ({f.strategy})" for f in findings))

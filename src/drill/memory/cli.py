@@ -40,6 +40,8 @@ def _flag(name: str, annotation: Any, option: Any) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
 
 
+_SEARCH = SearchSettings()  # the LATS flags' defaults are the search's own
+
 METHOD_PARAMETERS: tuple[inspect.Parameter, ...] = (
     _flag("store", Optional[Path], typer.Option(None, "--store", help="Write every episode to this trajectory "
                                                                       "store (SQLite; created if missing).")),
@@ -51,11 +53,12 @@ METHOD_PARAMETERS: tuple[inspect.Parameter, ...] = (
                                                                  "reflection, shown at the next (Reflexion).")),
     _flag("success_at", Optional[float], typer.Option(None, "--success-at", help="Reward total that counts as a "
                                                       "success; default half the oracle's total on the task.")),
-    _flag("lats_budget", int, typer.Option(16, "--lats-budget", help="lats:POLICY: tree nodes per search.")),
-    _flag("lats_k", int, typer.Option(3, "--lats-k", help="lats:POLICY: samples per expansion.")),
+    _flag("lats_budget", int, typer.Option(_SEARCH.budget, "--lats-budget",
+                                           help="lats:POLICY: tree nodes per search.")),
+    _flag("lats_k", int, typer.Option(_SEARCH.k, "--lats-k", help="lats:POLICY: samples per expansion.")),
     _flag("lats_rollout", str, typer.Option("greedy", "--lats-rollout", help="lats:POLICY: rollout policy, greedy "
                                             "(the model at temperature 0) or a baseline (heuristic, random, ...).")),
-    _flag("lats_temperature", float, typer.Option(1.0, "--lats-temperature",
+    _flag("lats_temperature", float, typer.Option(_SEARCH.temperature, "--lats-temperature",
                                                   help="lats:POLICY: sampling temperature of expansions.")),
 )
 """The method flags as command parameters, for commands built from a signature."""

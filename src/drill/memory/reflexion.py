@@ -34,6 +34,8 @@ REFLECT_INSTRUCTIONS = (
     "went wrong and what to do differently. Write plain text, no tool call.")
 MAX_TRANSCRIPT_CHARS = 6_000
 MAX_REFLECTION_CHARS = 600
+REFLECTION_TOKENS = 96
+"""The reflection's own length budget, not the policy's `max_new_tokens`: about what MAX_REFLECTION_CHARS keeps."""
 
 
 def feedback(episode: Episode) -> str:
@@ -123,7 +125,7 @@ def play_attempts(make_env: Callable[[], Env], by_role: Mapping[str, object], jo
 
 def _reflect(learners: Sequence[MemoryPolicy], episodes: Sequence[Episode], report: AttemptReport) -> None:
     writer = learners[0]
-    params = SamplingParams(max_new_tokens=96, temperature=0.0, seed=writer.options.sampling.seed)
+    params = SamplingParams(max_new_tokens=REFLECTION_TOKENS, seed=writer.options.sampling.seed)  # greedy
     generations = writer.model.generate([reflection_prompt(e) for e in episodes], None, params)
     for episode, generation in zip(episodes, generations):
         text = " ".join(generation.text.split())[:MAX_REFLECTION_CHARS] or "(the model wrote no reflection)"

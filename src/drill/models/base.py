@@ -26,9 +26,12 @@ Message = dict[str, str]
 
 @dataclass(frozen=True)
 class SamplingParams:
-    max_new_tokens: int = 256
+    """How one reply is sampled. These defaults are the ones every command shows (`drill eval`, `watch`, `serve`,
+    the memory methods, the trainer's prompt settings): they are declared here only."""
+
+    max_new_tokens: int = 192
     """Upper bound on tokens generated per turn."""
-    temperature: float = 0.7
+    temperature: float = 0.0
     """0 means greedy decoding."""
     top_p: float = 1.0
     seed: int | None = None

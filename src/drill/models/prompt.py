@@ -35,7 +35,7 @@ class Demonstration:
 class PolicyOptions:
     """How an LLMPolicy prompts and samples. One default per setting, for every command."""
 
-    sampling: SamplingParams = field(default_factory=lambda: SamplingParams(max_new_tokens=192, temperature=0.0))
+    sampling: SamplingParams = field(default_factory=SamplingParams)
     """Sampling for every reply. With a seed, each `act` call derives its own seed from the inputs, so the same
     inputs give the same actions (policies are stateless) while turns and episodes get different draws."""
     react: bool = False
@@ -54,8 +54,16 @@ class PolicyOptions:
     """Worked examples, shown to the role they belong to (see `drill.models.policy.demonstrations`)."""
 
     def __post_init__(self) -> None:
-        if self.tool_listing not in TOOL_LISTINGS:
-            raise ValueError(f"unknown tool listing {self.tool_listing!r}; choose from {', '.join(TOOL_LISTINGS)}")
+        problem = tool_listing_problem(self.tool_listing)
+        if problem is not None:
+            raise ValueError(problem)
+
+
+def tool_listing_problem(value: str) -> str | None:
+    """What is wrong with a tool listing's name, or None: the one check, for every command and config."""
+    if value not in TOOL_LISTINGS:
+        return f"unknown tool listing {value!r}; choose from {', '.join(TOOL_LISTINGS)}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -89,13 +97,15 @@ PROMPT_FLAGS: tuple[PromptFlag, ...] = (
     PromptFlag("max_new_tokens", "--max-new-tokens", _DEFAULT.sampling.max_new_tokens,
                "Tokens an LLM policy may generate per turn."),
     PromptFlag("temperature", "--temperature", _DEFAULT.sampling.temperature, "LLM sampling temperature (0 = greedy)."),
-    PromptFlag("react", "--react", _DEFAULT.react, "Thought/Action prompting instead of plain tool calls."),
+    PromptFlag("react", "--react", _DEFAULT.react, "Thought/Action prompting instead of plain tool calls (SFT then "
+                                                   "trains on the source's thoughts too)."),
     PromptFlag("tool_listing", "--tool-listing", _DEFAULT.tool_listing,
                "How tools are listed in the prompt: schema (JSON Schema) or compact (one signature line per tool; "
                "far fewer tokens for small models)."),
     PromptFlag("prefill", "--prefill", _DEFAULT.prefill,
-               "Text every LLM reply starts with (the model continues it), e.g. '<tool_call>\\n{\"name\": "
-               "\"submit_resolution\", \"arguments\": {'; \\n and \\t are read as newline and tab. Not for openai:."),
+               "Text every LLM reply starts with (the model continues it; its tokens are prompt, never trained on), "
+               "e.g. '<tool_call>\\n{\"name\": \"submit_resolution\", \"arguments\": {'; \\n and \\t are read "
+               "as newline and tab. Not for openai:."),
     PromptFlag("demos", "--demos", 0, "Show the LLM this many worked examples: the oracle's first turn on the first "
                                       "N training tasks."),
 )

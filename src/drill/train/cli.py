@@ -1,21 +1,118 @@
-"""`drill train ENV`: GRPO with LoRA from the command line.
+"""`drill train ENV`: train a LoRA adapter with any method of `drill.train.methods.METHODS` from the command line.
 
-Every option is a field of `drill.train.config.GRPOConfig` and takes its help text from there. A
-`--config FILE.toml|.json` supplies any fields; an option given on the command line overrides it.
+The options are derived from the fields of `RunConfig` and of every method's `Options` (`settings_parameters`):
+each field is one option named after it, with its help text, its default and its group from the field's metadata,
+so a new setting or a new method needs no edit here. `FLAG_NAMES` gives the few options whose name is not
+the field's (short forms, and repeatable options named in the singular). A `--config FILE.toml|.json` supplies
+any fields; an option given on the command line overrides it.
+
+    drill train triage --steps 30                               # GRPO, the default method
+    drill train triage -E k=1 --method sft --source oracle --epochs 2
+    drill train triage --stage sft:source=oracle --stage grpo:steps=60
 """
 
 from __future__ import annotations
 
+import inspect
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, Field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import typer
+from rich.markup import escape
 
 from drill.cli_options import unescape
 from drill.console import fatal, usage_error
-from drill.train.config import GRPOConfig
+from drill.train.config import RunConfig, checked, read_settings
 
-H = GRPOConfig.help
+FLAG_NAMES: dict[str, tuple[str, ...]] = {
+    "env_options": ("--env-option", "-E"), "roles": ("--role",), "role_rewards": ("--role-reward",),
+    "group_size": ("--group-size", "-G"), "learning_rate": ("--learning-rate", "--lr"),
+    "lora_target_modules": ("--lora-targets",), "weight_schedules": ("--weight",),
+    "eval_baselines": ("--eval-baseline",), "stages": ("--stage",), "output_dir": ("--output-dir", "-o"),
+}
+"""Option names that differ from `--field-name`."""
+
+PANELS = {"environment": "Environment", "model": "Model", "prompt": "Prompt", "sampling": "Sampling",
+          "optimization": "Optimization", "schedule": "Schedule", "outputs": "Outputs", "hardware": "Hardware"}
+"""Help panels of the run-config groups, in order; each method's options get a panel of their own."""
+
+NOTES = {"env_options": "KEY=VALUE, repeatable; values are read as bool, int or float where they parse.",
+         "role_rewards": "ROLE=REWARD, repeatable.", "lora_target_modules": "Comma-separated.",
+         "kl_abort": "0 means never."}
+"""What the command line adds to a field's help: how its value is written there."""
+
+
+def _methods() -> Mapping[str, Any]:
+    from drill.train.methods import METHODS
+
+    return METHODS
+
+
+def _field_default(f: Field[Any]) -> Any:
+    return f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value)) or "none"
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items()) or "none"
+    return "none" if value in (None, "") else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _annotation(hint: Any) -> Any:
+    """The command-line type of a field: repeatable strings for lists and mappings, the plain type otherwise."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    base = args[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) else hint
+    origin = typing.get_origin(base)
+    if origin in (list, dict):
+        return Optional[list[str]]
+    if origin is typing.Literal:
+        return Optional[str]
+    return Optional[base]
+
+
+def _parameter(name: str, hint: Any, help_text: str, panel: str, shown: str) -> inspect.Parameter:
+    flags = FLAG_NAMES.get(name, (f"--{name.replace('_', '-')}",))
+    annotation = _annotation(hint)
+    if annotation is Optional[bool]:
+        flags = (f"{flags[0]}/--no-{flags[0].removeprefix('--')}",)
+    if name == "lora_target_modules":
+        annotation = Optional[str]
+    text = " ".join(part for part in (help_text, NOTES.get(name, ""), f"[default: {shown}]") if part)
+    option = typer.Option(None, *flags, help=escape(text), rich_help_panel=panel, show_default=False)  # `[ray]` stays
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+
+
+def settings_parameters() -> list[inspect.Parameter]:
+    """One option per field of `RunConfig` (but `env`, the argument) and per field of every method's `Options`; a
+    field that several methods share is one option, its help naming each method's default."""
+    hints = typing.get_type_hints(RunConfig)
+    order = list(PANELS)
+    run_fields = sorted((f for f in fields(RunConfig) if f.name != "env"),
+                        key=lambda f: order.index(f.metadata["group"]))
+    parameters = [_parameter(f.name, hints[f.name], f.metadata["help"], PANELS[f.metadata["group"]],
+                             _shown(_field_default(f))) for f in run_fields]
+    shared: dict[str, list[tuple[str, Field[Any]]]] = {}
+    for name, module in _methods().items():
+        for f in fields(module.Options):
+            shared.setdefault(f.name, []).append((name, f))
+    for field_name, owners in shared.items():
+        first_method, first = owners[0]
+        hint = typing.get_type_hints(_methods()[first_method].Options)[field_name]
+        if len(owners) == 1:
+            parameters.append(_parameter(field_name, hint, first.metadata["help"], first.metadata["group"],
+                                         _shown(_field_default(first))))
+        else:
+            shown = "; ".join(f"{m}: {_shown(_field_default(f))}" for m, f in owners)
+            text = " ".join(f"{m}: {f.metadata['help']}" for m, f in owners)
+            panel = " / ".join(f.metadata["group"] for _, f in owners)
+            parameters.append(_parameter(field_name, hint, text, panel, shown))
+    return parameters
 
 
 def _key_values(items: list[str], option: str, convert: bool) -> dict[str, Any]:
@@ -39,146 +136,59 @@ def _scalar(text: str) -> str | int | float | bool:
     return text
 
 
-def train(
-    env: str = typer.Argument(..., help="Environment to train on: triage, chaosops, ..."),
-    config_file: Path | None = typer.Option(None, "--config", help="A .toml or .json file of config fields; "
-                                                                    "command-line options override it."),
-    env_option: list[str] = typer.Option(
-        [], "--env-option", "-E", help="KEY=VALUE for the env's load(), e.g. -E k=2 (repeatable). " + H("env_options")),
-    env_url: str | None = typer.Option(None, "--env-url", help=H("env_url")),
-    model: str | None = typer.Option(None, "--model", help=H("model")),
-    role: list[str] = typer.Option([], "--role", help="A role the model plays (repeatable). " + H("roles")),
-    scripted_policy: str | None = typer.Option(None, "--scripted-policy", help=H("scripted_policy")),
-    role_reward: list[str] = typer.Option([], "--role-reward", help="ROLE=REWARD (repeatable). " + H("role_rewards")),
-    steps: int | None = typer.Option(None, "--steps", help=H("steps")),
-    tasks_per_step: int | None = typer.Option(None, "--tasks-per-step", help=H("tasks_per_step")),
-    group_size: int | None = typer.Option(None, "--group-size", "-G", help=H("group_size")),
-    loss_type: str | None = typer.Option(None, "--loss-type", help=H("loss_type")),
-    advantage_scaling: str | None = typer.Option(None, "--advantage-scaling", help=H("advantage_scaling")),
-    clip_epsilon: float | None = typer.Option(None, "--clip-epsilon", help=H("clip_epsilon")),
-    kl_beta: float | None = typer.Option(None, "--kl-beta", help=H("kl_beta")),
-    ppo_epochs: int | None = typer.Option(None, "--ppo-epochs", help=H("ppo_epochs")),
-    learning_rate: float | None = typer.Option(None, "--learning-rate", "--lr", help=H("learning_rate")),
-    weight_decay: float | None = typer.Option(None, "--weight-decay", help=H("weight_decay")),
-    max_grad_norm: float | None = typer.Option(None, "--max-grad-norm", help=H("max_grad_norm")),
-    micro_batch_size: int | None = typer.Option(None, "--micro-batch-size", help=H("micro_batch_size")),
-    micro_batch_tokens: int | None = typer.Option(None, "--micro-batch-tokens", help=H("micro_batch_tokens")),
-    lora_rank: int | None = typer.Option(None, "--lora-rank", help=H("lora_rank")),
-    lora_alpha: int | None = typer.Option(None, "--lora-alpha", help=H("lora_alpha")),
-    lora_targets: str | None = typer.Option(None, "--lora-targets",
-                                            help="Comma-separated. " + H("lora_target_modules")),
-    max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", help=H("max_new_tokens")),
-    temperature: float | None = typer.Option(None, "--temperature", help=H("temperature")),
-    max_turns: int | None = typer.Option(None, "--max-turns", help=H("max_turns")),
-    tool_listing: str | None = typer.Option(None, "--tool-listing", help=H("tool_listing")),
-    prefill: str | None = typer.Option(None, "--prefill", help=H("prefill") + " On the command line \\n and \\t "
-                                                                              "are read as newline and tab."),
-    react: bool = typer.Option(False, "--react", help=H("react")),
-    demos: int | None = typer.Option(None, "--demos", help=H("demos")),
-    demo_selection: str | None = typer.Option(None, "--demo-selection", help=H("demo_selection")),
-    curriculum: str | None = typer.Option(None, "--curriculum", help=H("curriculum")),
-    curriculum_field: str | None = typer.Option(None, "--curriculum-field", help=H("curriculum_field")),
-    weight: list[str] = typer.Option([], "--weight", help="A weight schedule (repeatable). " + H("weight_schedules")),
-    shaping: list[str] = typer.Option([], "--shaping", help="Repeatable. " + H("shaping")),
-    seed: int | None = typer.Option(None, "--seed", help=H("seed")),
-    output_dir: Path | None = typer.Option(None, "--output-dir", "-o", help=H("output_dir")),
-    checkpoint_every: int | None = typer.Option(None, "--checkpoint-every", help=H("checkpoint_every")),
-    keep_checkpoints: int | None = typer.Option(None, "--keep-checkpoints", help=H("keep_checkpoints")),
-    resume: bool = typer.Option(False, "--resume", help=H("resume")),
-    kl_abort: float | None = typer.Option(None, "--kl-abort", help=H("kl_abort") + " 0 means never."),
-    audit_every: int | None = typer.Option(None, "--audit-every", help=H("audit_every")),
-    audit_stop: bool = typer.Option(False, "--audit-stop", help=H("audit_stop")),
-    eval_tasks: int | None = typer.Option(None, "--eval-tasks", help=H("eval_tasks")),
-    eval_baseline: list[str] = typer.Option([], "--eval-baseline", help="Repeatable. " + H("eval_baselines")),
-    device: str | None = typer.Option(None, "--device", help=H("device")),
-    bf16: bool | None = typer.Option(None, "--bf16/--no-bf16", help=H("bf16")),
-    autocast: bool = typer.Option(False, "--autocast", help=H("autocast")),
-    generation_backend: str | None = typer.Option(None, "--generation-backend", help=H("generation_backend")),
-    generation_url: str | None = typer.Option(None, "--generation-url", help=H("generation_url")),
-    rollout_workers: int | None = typer.Option(None, "--rollout-workers", help=H("rollout_workers")),
-    ray_address: str | None = typer.Option(None, "--ray-address", help=H("ray_address")),
-    store: str | None = typer.Option(None, "--store", help=H("store")),
-    memory: str | None = typer.Option(None, "--memory", help=H("memory")),
-    memory_k: int | None = typer.Option(None, "--memory-k", help=H("memory_k")),
-    init_adapter: str | None = typer.Option(None, "--init-adapter", help=H("init_adapter")),
-    stage: list[str] = typer.Option([], "--stage", help="A training stage (repeatable, run in order). " + H("stages")),
-) -> None:
-    """Train a LoRA adapter with GRPO on ENV; writes metrics.jsonl, learning_curve.png, checkpoints, the adapter
-    and a held-out evaluation table under --output-dir."""
-    given: dict[str, Any] = {
-        "env": env, "env_url": env_url, "model": model, "scripted_policy": scripted_policy, "steps": steps,
-        "tasks_per_step": tasks_per_step,
-        "group_size": group_size, "loss_type": loss_type, "advantage_scaling": advantage_scaling,
-        "clip_epsilon": clip_epsilon, "kl_beta": kl_beta, "ppo_epochs": ppo_epochs, "learning_rate": learning_rate,
-        "weight_decay": weight_decay, "max_grad_norm": max_grad_norm, "micro_batch_size": micro_batch_size,
-        "micro_batch_tokens": micro_batch_tokens,
-        "lora_rank": lora_rank, "lora_alpha": lora_alpha, "max_new_tokens": max_new_tokens,
-        "temperature": temperature, "max_turns": max_turns, "tool_listing": tool_listing,
-        "prefill": None if prefill is None else unescape(prefill), "react": react or None, "demos": demos,
-        "demo_selection": demo_selection, "curriculum": curriculum,
-        "curriculum_field": curriculum_field, "seed": seed, "output_dir": output_dir,
-        "checkpoint_every": checkpoint_every, "keep_checkpoints": keep_checkpoints, "eval_tasks": eval_tasks,
-        "device": device, "bf16": bf16, "autocast": autocast or None, "generation_backend": generation_backend,
-        "generation_url": generation_url, "audit_every": audit_every, "store": store, "memory": memory,
-        "memory_k": memory_k, "rollout_workers": rollout_workers, "ray_address": ray_address,
-        "audit_stop": audit_stop or None, "init_adapter": init_adapter,
-    }
-    given = {k: v for k, v in given.items() if v is not None}
-    if env_option:
-        given["env_options"] = _key_values(env_option, "--env-option", convert=True)
-    if role:
-        given["roles"] = list(role)
-    if role_reward:
-        given["role_rewards"] = _key_values(role_reward, "--role-reward", convert=False)
-    if lora_targets is not None:
-        given["lora_target_modules"] = [t.strip() for t in lora_targets.split(",") if t.strip()]
-    if weight:
-        given["weight_schedules"] = list(weight)
-    if shaping:
-        given["shaping"] = list(shaping)
-    if eval_baseline:
-        given["eval_baselines"] = list(eval_baseline)
-    if resume:
-        given["resume"] = True
-    if kl_abort is not None:
-        given["kl_abort"] = None if kl_abort == 0 else kl_abort
-    if stage:
-        given["stages"] = list(stage)
+CONVERT: dict[str, Callable[[Any], Any]] = {
+    "env_options": lambda items: _key_values(items, "--env-option", convert=True),
+    "role_rewards": lambda items: _key_values(items, "--role-reward", convert=False),
+    "lora_target_modules": lambda text: [t.strip() for t in text.split(",") if t.strip()],
+    "prefill": unescape,
+    "kl_abort": lambda value: None if value == 0 else value,
+    "output_dir": Path,
+}
+"""How an option's command-line value becomes the field's value, where they differ."""
 
+
+def given_settings(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The options given on the command line (None: not given), as field values."""
+    return {name: CONVERT.get(name, lambda v: v)(value) for name, value in values.items()
+            if value is not None and value != []}
+
+
+def train(env: str, method: str | None, config_file: Path | None, **values: Any) -> None:
+    """Train a LoRA adapter on ENV with --method (GRPO by default) or chained --stage's; writes metrics.jsonl,
+    learning_curve.png, checkpoints, the adapter and a held-out evaluation table under --output-dir."""
     from drill.models.base import ModelLoadError
-    from drill.train.grpo import TrainingStopped, plan_run
-    from drill.train.grpo import train as run_training
+    from drill.train import methods
+    from drill.train.run import TrainingStopped, plan_run
 
     try:
-        base = GRPOConfig.from_file(config_file) if config_file is not None else GRPOConfig()
-        config = base.updated(**given)
-        if config.stages:  # chained stages (drill.train.stages): checked here, run, then done
+        settings = (read_settings(config_file) if config_file is not None else {}) | given_settings(values)
+        settings["env"] = env
+        staged = bool(settings.get("stages"))
+        if staged and method is not None:
+            raise ValueError("--method and --stage: each stage names its own method (METHOD:KEY=VALUE,...)")
+        method = method or "grpo"
+        module = methods.method(method)
+        run_settings, option_settings = methods.split_settings(settings, method, staged)
+        config = checked(RunConfig, run_settings, str(config_file or "command line"))
+        if staged:  # chained stages (drill.train.stages): checked here, run, then done
             from drill.train.stages import plan_stages, run_stages
 
-            plan_stages(config)
-    except ValueError as exc:
-        usage_error(" ".join(str(exc).split()))
-    except OSError as exc:  # --env-url: nothing answers there
-        fatal(str(exc))
-    if config.stages:
-        try:
-            run_stages(config)
-        except (TrainingStopped, FloatingPointError) as exc:
-            fatal(f"{exc} (resume with --resume after changing the settings)")
-        except ModelLoadError as exc:  # a --model or lora: path that does not load: one line, not a traceback
-            usage_error(" ".join(str(exc).split()))
-        return
-    try:
-        plan = plan_run(config)
+            plan_stages(config, defaults=option_settings)
+        else:
+            options = checked(module.Options, option_settings, str(config_file or "command line"))
+            plan = plan_run(config)
     except ValueError as exc:
         usage_error(" ".join(str(exc).split()))
     except OSError as exc:  # --env-url: nothing answers there
         fatal(str(exc))
     try:
-        result = run_training(config, target=plan.target)
-    except ModelLoadError as exc:
+        if staged:
+            run_stages(config, defaults=option_settings)
+            return
+        result = methods.train(config, method, options, target=plan.target)
+    except ModelLoadError as exc:  # a --model or lora: path that does not load: one line, not a traceback
         usage_error(" ".join(str(exc).split()))
-    except TrainingStopped as exc:
+    except (TrainingStopped, FloatingPointError) as exc:
         fatal(f"{exc} (metrics so far: {config.output_dir / 'metrics.jsonl'}; resume from the last checkpoint "
               "with --resume after changing the settings)")
     from drill.console import console
@@ -193,7 +203,31 @@ def train(
                   highlight=False)
 
 
-def eval_command(config: GRPOConfig, adapter_dir: Path) -> str:
+def command() -> Callable[..., None]:
+    """`train` with the derived options as its signature, for typer."""
+    head = [
+        inspect.Parameter("env", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str,
+                          default=typer.Argument(..., help="Environment to train on: triage, chaosops, ...")),
+        inspect.Parameter("method", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str], default=typer.Option(
+            None, "--method", help=escape("Training method: " + ", ".join(_methods()) + " [default: grpo]. With "
+                                          "--stage, each stage names its own."), rich_help_panel=PANELS["environment"],
+            show_default=False)),
+        inspect.Parameter("config_file", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path],
+                          default=typer.Option(None, "--config", help="A .toml or .json file of settings (run-config "
+                                               "and method fields); command-line options override it.",
+                                               rich_help_panel=PANELS["environment"])),
+    ]
+
+    def train_command(**kwargs: Any) -> None:
+        env, method, config_file = kwargs.pop("env"), kwargs.pop("method"), kwargs.pop("config_file")
+        train(env, method, config_file, **kwargs)
+
+    train_command.__signature__ = inspect.Signature([*head, *settings_parameters()])  # type: ignore[attr-defined]
+    train_command.__doc__ = train.__doc__
+    return train_command
+
+
+def eval_command(config: RunConfig, adapter_dir: Path) -> str:
     """The `drill eval` command that evaluates the trained adapter on the same environment options and prompts it
     as training did."""
     import shlex

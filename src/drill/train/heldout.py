@@ -25,7 +25,7 @@ from drill.core.types import Episode, Task
 from drill.evaluate.report import progress_bar, summary_table, write_results
 from drill.models.base import SamplingParams
 from drill.models.prompt import LLMOptions, PolicyOptions
-from drill.train.config import GRPOConfig
+from drill.train.config import RunConfig
 from drill.train.target import TrainTarget
 
 
@@ -51,7 +51,7 @@ def summarize(name: str, episodes: Sequence[Episode]) -> dict[str, Any]:
     return row
 
 
-def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[str], adapter_dir: Path | dict[str, Path],
+def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str], adapter_dir: Path | dict[str, Path],
                      model_id: str, output_dir: Path, prompting: dict[str, Any]) -> list[dict[str, Any]]:
     """The table rows; `prompting` is the rollouts' `prompt_options(config, target)`, so both LLM rows are
     prompted as in training. `adapter_dir` is the trained adapter (row `trained`), or a mapping from row name
@@ -61,8 +61,8 @@ def evaluate_heldout(config: GRPOConfig, target: TrainTarget, roles: Sequence[st
 
     tasks = heldout_tasks(target, config.eval_tasks, config.seed)
     jobs = [(task, index) for index, task in enumerate(tasks)]
-    prompt = PolicyOptions(sampling=SamplingParams(max_new_tokens=config.max_new_tokens, temperature=0.0,
-                                                   seed=config.seed), **prompting)
+    prompt = PolicyOptions(sampling=SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed),
+                           **prompting)  # greedy, SamplingParams' default
     options = LLMOptions(model=config.model, prompt=prompt, device=config.device)  # on the trainer's device
     adapters = adapter_dir if isinstance(adapter_dir, dict) else {"trained": adapter_dir}
     candidates: dict[str, Policy] = {name: build_llm_policy(f"lora:{path}", options) for name, path in adapters.items()}

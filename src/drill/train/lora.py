@@ -20,17 +20,17 @@ from typing import Any
 
 import torch
 
-from drill.train.config import GRPOConfig
+from drill.train.config import RunConfig
 
 
-def run_device(config: GRPOConfig) -> tuple[torch.device, bool]:
-    """The device and whether to use bfloat16, as `grpo.train` decides them."""
+def run_device(config: RunConfig) -> tuple[torch.device, bool]:
+    """The device and whether to use bfloat16, as `Run` decides them."""
     cuda = config.device == "cuda" or (config.device == "auto" and torch.cuda.is_available())
     device = torch.device("cuda" if cuda else "cpu")
     return device, config.bf16 if config.bf16 is not None else device.type == "cuda"
 
 
-def attach_lora(model: Any, config: GRPOConfig, init_adapter: Path | None = None) -> Any:
+def attach_lora(model: Any, config: RunConfig, init_adapter: Path | None = None) -> Any:
     """`model` (a base model of its own) wrapped with a LoRA adapter: fresh, or loaded from `init_adapter`, or
     else from the config's `init_adapter` (`--init-adapter`)."""
     from peft import LoraConfig, get_peft_model
@@ -53,7 +53,7 @@ def attach_lora(model: Any, config: GRPOConfig, init_adapter: Path | None = None
 AUTOCAST_MAX_SLOWDOWN = 1.5  # bf16 / fp32 matmul time above which --autocast is refused on the CPU
 
 
-def check_autocast(config: GRPOConfig) -> None:
+def check_autocast(config: RunConfig) -> None:
     """Raise ValueError where `--autocast` cannot work as meant: with a bfloat16 model, or on a CPU whose bfloat16
     matmuls are slower than its float32 ones. `plan_run` calls it before any model loads."""
     if not config.autocast:
@@ -89,7 +89,7 @@ def cpu_bf16_slowdown(size: int = 384, repeats: int = 3) -> float:
     return best(torch.bfloat16) / best(torch.float32)
 
 
-def lora_training(base: Any, config: GRPOConfig, init_adapter: Path | None = None) -> tuple[Any, list, Any, int]:
+def lora_training(base: Any, config: RunConfig, init_adapter: Path | None = None) -> tuple[Any, list, Any, int]:
     """What every trainer updates, from a loaded base (`grpo.load_base`): `(model, params, optimizer, pad_id)` =
     the LoRA-wrapped model (`attach_lora`), its trainable parameters, AdamW over them at the config's learning
     rate and weight decay, and the tokenizer's pad id (0 when it has none)."""

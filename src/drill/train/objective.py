@@ -7,11 +7,13 @@ Each function is unit-tested against hand-computed values in tests/train/test_tr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from torch import Tensor
 
-from drill.train.config import AdvantageScaling, LossType
+LossType = Literal["grpo", "dr_grpo"]
+AdvantageScaling = Literal["group", "none"]
 
 STD_EPSILON = 1e-4
 """Added to the group's standard deviation before dividing (as in TRL), so near-ties do not explode."""

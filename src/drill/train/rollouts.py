@@ -29,7 +29,7 @@ from drill.core.types import PolicyInfo
 from drill.models.base import ModelLoadError, SamplingParams
 from drill.models.policy import LLMPolicy, PolicyOptions, demonstrations
 from drill.models.prompt import Demonstration
-from drill.train.config import GRPOConfig
+from drill.train.config import RunConfig
 from drill.train.target import TrainTarget
 
 
@@ -37,7 +37,7 @@ def step_sampling_seed(seed: int, step: int) -> int:
     return int.from_bytes(hashlib.sha256(f"sampling:{seed}:{step}".encode()).digest()[:4], "big") >> 1
 
 
-def rollout_policies(config: GRPOConfig, model: Any, base: Any, target: TrainTarget, roles: Sequence[str],
+def rollout_policies(config: RunConfig, model: Any, base: Any, target: TrainTarget, roles: Sequence[str],
                      output_dir: Path, prompting: dict[str, Any]) -> Callable[[int], dict[str, Policy]]:
     """A function from step to the role -> policy mapping that step's `run_episodes` uses; `prompting` is
     `prompt_options(config, target)`."""
@@ -97,7 +97,7 @@ class ServerStepPolicies:
         return {role: trained if role in self.roles else scripted for role in self.all_roles}  # type: ignore[misc]
 
 
-def server_step_policies(config: GRPOConfig, base: Any, target: TrainTarget, roles: Sequence[str],
+def server_step_policies(config: RunConfig, base: Any, target: TrainTarget, roles: Sequence[str],
                          prompting: dict[str, Any]) -> ServerStepPolicies:
     """What Ray rollout workers build each step's policies from (`config.rollout_workers`)."""
     assert config.generation_url is not None  # the config requires it with rollout_workers
@@ -121,7 +121,7 @@ def rollout_info(model_id: str) -> PolicyInfo:
     return PolicyInfo(name="grpo-rollout", kind="lora", model=model_id, load_status="training")
 
 
-def run_memory(config: GRPOConfig, target: TrainTarget) -> Any:
+def run_memory(config: RunConfig, target: TrainTarget) -> Any:
     """`config.memory` as a `drill.memory.Memory` on this environment and its options, or None."""
     if config.memory is None:
         return None
@@ -130,7 +130,7 @@ def run_memory(config: GRPOConfig, target: TrainTarget) -> Any:
     return Memory(TrajectoryStore(config.memory), target.spec.name, target.options, config.memory_k)
 
 
-def prompt_options(config: GRPOConfig, target: TrainTarget) -> dict[str, Any]:
+def prompt_options(config: RunConfig, target: TrainTarget) -> dict[str, Any]:
     """The prompt settings of `config` (tool listing, prefill, demonstrations) as PolicyOptions/LLMOptions
     keywords. Demonstrations are the oracle's first turns on the first `config.demos` training tasks
     (`plan_run` has checked that the target has an oracle and enough tasks)."""
@@ -164,7 +164,7 @@ class _AdapterBoundEngine:
         return getattr(self.llm, name)
 
 
-def _vllm_rollouts(config: GRPOConfig, model: Any, model_id: str,
+def _vllm_rollouts(config: RunConfig, model: Any, model_id: str,
                    output_dir: Path) -> tuple[Any, Callable[[int], None]]:
     from drill.models.local import EMBEDDED_MODEL_ID
     from drill.models.vllm_backend import VLLMChatModel
@@ -186,7 +186,7 @@ def _vllm_rollouts(config: GRPOConfig, model: Any, model_id: str,
     return chat, bind_adapter
 
 
-def _server_rollouts(config: GRPOConfig, model: Any, base: Any,
+def _server_rollouts(config: RunConfig, model: Any, base: Any,
                      output_dir: Path) -> tuple[Any, Callable[[int], None]]:
     from drill.models.token_server import TokenServerChatModel
 

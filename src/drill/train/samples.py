@@ -25,13 +25,15 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from itertools import groupby
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from drill.core.types import Episode, Score
-from drill.train.config import AdvantageScaling
-from drill.train.objective import group_advantages, is_zero_variance
+from drill.train.config import RunConfig
+from drill.train.objective import AdvantageScaling, group_advantages, is_zero_variance
 
 
 @dataclass(frozen=True)
@@ -319,3 +321,31 @@ def micro_batch_logprobs(model: torch.nn.Module, batch: MicroBatch, temperature:
     if batch.shared_prompt is not None:
         return shared_prompt_logprobs(model, batch.shared_prompt, batch.tokens, temperature)
     return completion_logprobs(model, batch.tokens, temperature)
+
+
+def nll_update(model: Any, optimizer: torch.optim.Optimizer, params: list[torch.Tensor], samples: Sequence[Sample],
+               pad_id: int, config: RunConfig) -> tuple[float, int, float]:
+    """One optimizer step on the mean NLL per completion token of `samples` (each weighted by its advantage,
+    1 for plain SFT); returns the loss, the completion tokens and the gradient norm. Stops on a non-finite loss."""
+    optimizer.zero_grad(set_to_none=True)
+    device = next(model.parameters()).device
+    batches = micro_batches(samples, config.micro_batch_size, pad_id,
+                            token_budget(config.micro_batch_tokens, model, device))  # --micro-batch-tokens
+    tokens = sum(len(s.trained_ids) for s in samples)
+    loss_sum = 0.0
+    for batch in batches:
+        logprobs = micro_batch_logprobs(model, batch, 1.0)  # (B, T) at temperature 1: the model's own distribution
+        mask = batch.tokens.completion_mask.to(logprobs.device).float()  # (B, T)
+        weights = batch.tokens.advantages.to(logprobs.device)[:, None]  # (B, 1)
+        loss = -(logprobs * mask * weights).sum() / tokens
+        loss.backward()
+        loss_sum += float(loss.detach())
+    if not np.isfinite(loss_sum):
+        raise FloatingPointError(f"the SFT loss is {loss_sum}; no update was applied")
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm))
+    if not np.isfinite(grad_norm):
+        raise FloatingPointError(f"the SFT gradient norm is {grad_norm}; no update was applied")
+    optimizer.step()
+    return loss_sum, tokens, grad_norm
+
+

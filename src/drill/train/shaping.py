@@ -3,7 +3,7 @@
 A small model often starts where no episode earns any reward (it never writes a parseable tool
 call), so every GRPO group has zero variance and nothing is learned. A shaping component pays for
 progress toward a well-formed call and is added to the environment's rubric during training only
-(`GRPOConfig.shaping`); anneal it away with a weight schedule, e.g. `tool_call_format=0.5->0.0`.
+(`RunConfig.shaping`); anneal it away with a weight schedule, e.g. `tool_call_format=0.5->0.0`.
 The held-out evaluation never includes it. Like every component it is logged on its own.
 """
 

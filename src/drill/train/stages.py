@@ -5,9 +5,9 @@
 
     stages = ["sft:source=oracle,epochs=1", "grpo:steps=10"]      # or `stages = [...]` in the config file
 
-A stage is `METHOD:KEY=VALUE,...`. METHOD is `sft`, `rft`, `dpo` or `grpo`. A key is a field of that method's
-options (`SFTOptions`, `RFTOptions`, `DPOOptions`; for `grpo`, the GRPO fields of the run config such as
-`steps`) or any field of the run config, which then applies to that stage alone (e.g. `learning_rate=2e-4`).
+A stage is `METHOD:KEY=VALUE,...`. METHOD is a name in `drill.train.methods.METHODS` (`sft`, `rft`, `dpo`,
+`grpo`, ...). A key is a field of that method's `Options` (e.g. `steps` for grpo, `epochs` for sft) or any field
+of the run config, which then applies to that stage alone (e.g. `learning_rate=2e-4`).
 Every stage is checked before any model is loaded.
 
 Outputs under `--output-dir`: one folder per stage, `stage-1-sft/`, `stage-2-rft/`, ..., each with its own
@@ -25,16 +25,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from drill.evaluate.report import atomic_write_text
-from drill.train.config import GRPOConfig
-from drill.train.target import TrainTarget
+from drill.train.config import RunConfig
+from drill.train.methods import METHODS, method
+from drill.train.methods import train as train_method
+from drill.train.run import BaseModel, plan_run
+from drill.train.run import load_base as load_fresh_base
+from drill.train.target import TrainTarget, load_target
 
-METHODS = ("sft", "rft", "dpo", "grpo")
 STAGE_DONE = "stage.json"
 
 
@@ -42,8 +45,8 @@ STAGE_DONE = "stage.json"
 class Stage:
     method: str
     options: Any
-    """The method's options dataclass (None for grpo, whose options are run-config fields)."""
-    config: GRPOConfig
+    """The method's `Options`."""
+    config: RunConfig
     """The run config for this stage: its own output folder, its overrides, no closing evaluation."""
 
 
@@ -60,24 +63,17 @@ def _value(text: str) -> Any:
     return text
 
 
-def _options_class(method: str) -> Any:
-    from drill.train.dpo import DPOOptions
-    from drill.train.rft import RFTOptions
-    from drill.train.sft import SFTOptions
-
-    return {"sft": SFTOptions, "rft": RFTOptions, "dpo": DPOOptions, "grpo": None}[method]
-
-
-def parse_stage(spec: str, index: int, config: GRPOConfig) -> Stage:
-    """`METHOD:KEY=VALUE,...` into a Stage; raises ValueError naming what is wrong."""
-    method, _, rest = spec.partition(":")
-    method = method.strip()
-    if method not in METHODS:
-        raise ValueError(f"stage {index} {spec!r}: unknown method {method!r}; choose from {', '.join(METHODS)}")
-    options_class = _options_class(method)
-    option_names = {f.name for f in fields(options_class)} if options_class else set()
-    config_names = {f.name for f in fields(GRPOConfig)} - {"stages", "output_dir", "resume", "eval_tasks"}
-    chosen: dict[str, Any] = {}
+def parse_stage(spec: str, index: int, config: RunConfig, defaults: Mapping[str, Any] | None = None) -> Stage:
+    """`METHOD:KEY=VALUE,...` into a Stage; raises ValueError naming what is wrong. `defaults`: method options given
+    outside the stages (command line, config file), used by every stage whose method takes them."""
+    name, _, rest = spec.partition(":")
+    name = name.strip()
+    if name not in METHODS:
+        raise ValueError(f"stage {index} {spec!r}: unknown method {name!r}; choose from {', '.join(METHODS)}")
+    options_class = method(name).Options
+    option_names = {f.name for f in fields(options_class)}
+    config_names = {f.name for f in fields(RunConfig)} - {"stages", "output_dir", "resume", "eval_tasks"}
+    chosen: dict[str, Any] = {k: v for k, v in (defaults or {}).items() if k in option_names}
     overrides: dict[str, Any] = {}
     for part in (p.strip() for p in rest.split(",") if p.strip()):
         key, sep, value = part.partition("=")
@@ -89,22 +85,25 @@ def parse_stage(spec: str, index: int, config: GRPOConfig) -> Stage:
         elif key in config_names:
             overrides[key] = _value(value.strip())
         else:
-            raise ValueError(f"stage {index} {spec!r}: unknown option {key!r}; {method} takes "
+            raise ValueError(f"stage {index} {spec!r}: unknown option {key!r}; {name} takes "
                              f"{', '.join(sorted(option_names)) or 'run-config fields'} or any run-config field")
-    stage_config = config.updated(output_dir=config.output_dir / f"stage-{index}-{method}", eval_tasks=0,
+    stage_config = config.updated(output_dir=config.output_dir / f"stage-{index}-{name}", eval_tasks=0,
                                   stages=[], resume=False, **overrides)
-    return Stage(method=method, options=options_class(**chosen) if options_class else None, config=stage_config)
+    return Stage(method=name, options=options_class(**chosen), config=stage_config)
 
 
-def plan_stages(config: GRPOConfig, target: TrainTarget | None = None) -> tuple[list[Stage], TrainTarget]:
+def plan_stages(config: RunConfig, target: TrainTarget | None = None,
+                defaults: Mapping[str, Any] | None = None) -> tuple[list[Stage], TrainTarget]:
     """Every stage parsed and checked against the environment before any model is loaded."""
-    from drill.train.grpo import plan_run
-    from drill.train.target import load_target
-
     if not config.stages:
         raise ValueError("no stages to run")
     target = target or load_target(config.env, config.env_options, config.env_url)
-    stages = [parse_stage(spec, i, config) for i, spec in enumerate(config.stages, start=1)]
+    stages = [parse_stage(spec, i, config, defaults) for i, spec in enumerate(config.stages, start=1)]
+    taken = {f.name for stage in stages for f in fields(stage.options)}
+    unused = sorted(set(defaults or {}) - taken)
+    if unused:
+        raise ValueError(f"{', '.join(unused)}: no stage's method takes this option "
+                         f"(stages: {', '.join(s.method for s in stages)})")
     for stage in stages:  # checked as a fresh run in a folder that does not exist, whatever the stage folder holds
         plan_run(stage.config.updated(output_dir=stage.config.output_dir / ".not-written"), target)
     if not config.resume and stages[0].config.output_dir.exists():
@@ -117,15 +116,15 @@ def stage_done(folder: Path) -> bool:
     return (folder / STAGE_DONE).is_file()
 
 
-def run_stages(config: GRPOConfig, target: TrainTarget | None = None,
-               load_base: Callable[[], Any] | None = None) -> list[dict[str, Any]]:
+def run_stages(config: RunConfig, target: TrainTarget | None = None,
+               load_base: Callable[[], BaseModel] | None = None,
+               defaults: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run the stages in order as the module docstring says; returns the closing evaluation's rows."""
-    from drill.train import dpo, grpo, rft, sft
     from drill.train.heldout import evaluate_heldout
     from drill.train.rollouts import prompt_options
 
-    stages, target = plan_stages(config, target)
-    fresh_base = load_base or (lambda: grpo.load_base(config.model))
+    stages, target = plan_stages(config, target, defaults)
+    fresh_base = load_base or (lambda: load_fresh_base(config.model))
     previous: Path | None = Path(config.init_adapter) if config.init_adapter else None
     adapters: dict[str, Path] = {"0-init": previous} if previous else {}
     model_id = ""
@@ -137,11 +136,11 @@ def run_stages(config: GRPOConfig, target: TrainTarget | None = None,
             stage_config = stage.config.updated(resume=resume_inside(folder, config.resume))
             base = fresh_base()
             model_id = base.model_id
-            if stage.method == "grpo":
-                grpo.train(stage_config, target, base, init_adapter=previous)
-            else:
-                module = {"sft": sft, "rft": rft, "dpo": dpo}[stage.method]
-                module.train(stage_config, stage.options, target, base, init_adapter=previous)
+            try:
+                train_method(stage_config, stage.method, stage.options, target, base, init_adapter=previous)
+            except KeyboardInterrupt:
+                print(f"stage {index} ({stage.method}) was interrupted; the staged run continues with --resume")
+                raise
             atomic_write_text(folder / STAGE_DONE, json.dumps({"stage": index, "method": stage.method,
                                                                "started_from": str(previous)}, indent=1))
         previous = folder / "adapter"

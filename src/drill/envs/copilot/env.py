@@ -44,7 +44,8 @@ from drill.envs.copilot.apps import PHYSICS, Outcome, forwarded_body, reply_reci
 from drill.envs.copilot.checks import CHECKERS, check
 from drill.envs.copilot.content import Fingerprint, carries, doc_text, fingerprint, mark_derived
 from drill.envs.copilot.generate import build_world
-from drill.envs.copilot.tasks import CopilotTask, build_tasks
+from drill.envs.copilot.scenarios import build_tasks
+from drill.envs.copilot.tasks import CopilotTask
 from drill.envs.copilot.tools import BATCH_ARGUMENT, IRREVERSIBLE, MAIL_OUT, TOOLS
 from drill.envs.copilot.world import World
 

@@ -427,18 +427,3 @@ def shipments_to_customer(w: World, c: Catalog, rng: random.Random) -> list[Inst
                       call("send_mail", to=[contact.address], subject="Your Q3 shipments", body=body,
                            intent=f"Sending {customer} their Q3 shipment numbers."), call("finish")]))
     return out
-
-
-def build_tasks(w: World, c: Catalog, seed: int) -> list[CopilotTask]:
-    """Every task of the world, train and test, in a stable order."""
-    from drill.envs.copilot import scenarios  # noqa: F401  (registers the L5, injection and adversarial templates)
-
-    tasks = []
-    for name, (level, suite, maker, test) in MAKERS.items():
-        rng = random.Random(f"copilot-tasks:{seed}:{name}")
-        for index, fields in enumerate(maker(w, c, rng)):
-            split = "test" if index < test else "train"
-            tasks.append(CopilotTask(id=f"{level}-{name}-{index + 1}", split=split, level=level, suite=suite,
-                                     template=name, **vars(fields)))
-    return tasks
-

@@ -4,14 +4,15 @@ the states a model reached (`train_on_expert_pairs()`); each is one loop.
 How to run it:
 
     drill train triage -E k=1 --stage sft:source=oracle --stage dpo:steps=20,beta=0.1 ...
-    drill train inbox --init-adapter runs/sft/adapter \
-        --stage dpo:source=results:runs/rollin/results.json,expert=reader,epochs=1,nll=1 ...
+    drill train inbox --init-adapter runs/sft/adapter --method dpo \
+        --source results:runs/rollin/results.json --expert reader --epochs 1 --nll 1 ...
 
-    from drill.train.dpo import DPOOptions, train
-    result = train(config, DPOOptions(steps=20), init_adapter=Path("runs/sft/adapter"))
+    from drill.train import train
+    from drill.train.methods import dpo
+    result = train(config, "dpo", dpo.Options(steps=20), init_adapter=Path("runs/sft/adapter"))
 
 Each step: (1) draw `config.tasks_per_step` training tasks and sample a group of `config.group_size` episodes
-per task from the current adapter, all with the same environment seed (`grpo.episode_seed`), at
+per task from the current adapter, all with the same environment seed (`run.episode_seed`), at
 `config.temperature`; (2) score them; (3) form preference pairs (`preference_pairs`): among a group's
 samples of a trained role that share a prompt (a single-turn group's turns always do; in multi-turn
 episodes, turns whose whole prompt is identical), the best-rewarded against the worst, when their reward
@@ -31,7 +32,7 @@ Where this departs from the DPO paper (Rafailov et al. 2023):
 **Offline, against an expert** (`source=` and `expert=` given; DAgger's data with a preference loss). The
 source (a model's play: `lora:PATH`, `llm`, or `results:PATH` of one, as SFT's sources) drives the episodes on
 the training split and the expert baseline labels every trained state, as in SFT's `expert=`
-(`sft.play_source`). Wherever the two differ, the pair is the expert's call (chosen, written in the reply
+(`sources.play_source`). Wherever the two differ, the pair is the expert's call (chosen, written in the reply
 format) against the tokens the source sampled there (rejected), on the same prompt; `max_reward` keeps only
 states of source episodes that scored below it (its failures). Then `epochs` passes over the pairs in a seeded
 order, `batch_size` pairs per AdamW update. Departures, besides the pairs' origin: the reference is the adapter
@@ -42,12 +43,10 @@ alone can lower the chosen call's likelihood along with the rejected one's.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,41 +54,41 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from drill.core.rollout import run_episodes
 from drill.core.types import Episode
-from drill.evaluate.report import atomic_write_text, progress_bar
-from drill.train.checkpoint import save_checkpoint
-from drill.train.config import GRPOConfig
+from drill.evaluate.report import progress_bar
+from drill.train.config import setting
 from drill.train.exploration import component_group_std
-from drill.train.metrics import REWARD_PREFIX, MetricsLog, plot_learning_curve
+from drill.train.metrics import REWARD_PREFIX
+from drill.train.run import Run, TrainResult
 from drill.train.samples import (Sample, collate, completion_logprobs, episode_samples, role_reward,
                                  shared_prompt_logprobs)
-from drill.train.sft import ExpertLabels
-from drill.train.target import TrainTarget
+from drill.train.schedules import TaskSampler
+from drill.train.sources import ExpertLabels, epoch_order, play_source, teacher_prompter
 
 
 @dataclass(frozen=True)
-class DPOOptions:
+class Options:
     """What DPO adds to the run config."""
 
-    steps: int = 20
-    """Optimizer steps, one rollout batch each."""
-    beta: float = 0.1
-    """DPO temperature: the weight of the log-ratio margin inside the sigmoid."""
-    min_margin: float = 0.0
-    """A pair is formed only when the chosen reward exceeds the rejected one by more than this (>= 0)."""
-    source: str | None = None
-    """Offline pairs: who drives the episodes (a model's play: `lora:PATH`, `llm`, `results:PATH`); needs `expert`."""
-    expert: str | None = None
-    """Offline pairs: the baseline whose call is preferred wherever it differs from the source's."""
-    epochs: int = 1
-    """Offline: passes over the pairs (`steps` is for online DPO)."""
-    batch_size: int = 8
-    """Offline: pairs per optimizer step."""
-    nll: float = 0.0
-    """Weight of the chosen call's mean token NLL added to the DPO loss (RPO); 0: plain DPO."""
-    max_reward: float | None = None
-    """Offline: pairs only from source episodes whose total reward is below this (None: every episode)."""
+    steps: int = setting("DPO", 20, "Optimizer steps, one rollout batch each.")
+    beta: float = setting("DPO", 0.1, "DPO temperature: the weight of the log-ratio margin inside the sigmoid.")
+    min_margin: float = setting(
+        "DPO", 0.0,
+        "A pair is formed only when the chosen reward exceeds the rejected one by more than this (>= 0).")
+    source: str | None = setting(
+        "DPO", None,
+        "Offline pairs: who drives the episodes (a model's play: `lora:PATH`, `llm`, `results:PATH`); needs `expert`.")
+    expert: str | None = setting(
+        "DPO", None,
+        "Offline pairs: the baseline whose call is preferred wherever it differs from the source's.")
+    epochs: int = setting("DPO", 1, "Offline: passes over the pairs (`steps` is for online DPO).")
+    batch_size: int = setting("DPO", 8, "Offline: pairs per optimizer step.")
+    nll: float = setting(
+        "DPO", 0.0,
+        "Weight of the chosen call's mean token NLL added to the DPO loss (RPO); 0: plain DPO.")
+    max_reward: float | None = setting(
+        "DPO", None,
+        "Offline: pairs only from source episodes whose total reward is below this (None: every episode).")
 
     def __post_init__(self) -> None:
         if (self.source is None) != (self.expert is None):
@@ -166,36 +165,17 @@ def sequence_logprobs(model: Any, samples: Sequence[Sample], pad_id: int) -> Ten
     return (logprobs * batch.completion_mask.to(logprobs.device)).sum(dim=1)  # (B,)
 
 
-def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = None, base: Any = None,
-          init_adapter: Path | None = None) -> Any:
-    """Run online DPO as the module docstring says (offline when `options.source` is given); returns a
-    `TrainResult`."""
+def train(run: Run, options: Options) -> TrainResult:
+    """Run online DPO as the module docstring says (offline when `options.source` is given)."""
     if options.source is not None:
-        return train_on_expert_pairs(config, options, target, base, init_adapter)
-    from drill.models.adapters import save_adapter
-    from drill.train.grpo import TrainResult, episode_seed, load_base, plan_run, resume_or_start, seed_everything
-    from drill.train.heldout import evaluate_heldout
-    from drill.train.lora import lora_training
-    from drill.train.rollouts import prompt_options, rollout_policies
-    from drill.train.schedules import TaskSampler
-
-    # -- setup: as grpo.train, from the previous stage's adapter when given -------------------------------------
-    config = config.updated(steps=options.steps)  # resume_or_start and the schedules read config.steps
-    plan = plan_run(config, target)
-    target, roles, curriculum = plan.target, plan.roles, plan.curriculum
+        return train_on_expert_pairs(run, options)
+    config, target, roles, curriculum = run.config, run.target, run.roles, run.plan.curriculum
     if curriculum.gated:
         raise ValueError("dpo: curriculum stages that advance on success (@RATE) are for GRPO; give NAME:STEPS stages")
-    sampler = TaskSampler(plan.pools, config.seed)
-    base = base or load_base(config.model)
-    seed_everything(config.seed)
-    model, params, optimizer, pad_id = lora_training(base, config, init_adapter)
-    out = config.output_dir
-    metrics = MetricsLog(out / "metrics.jsonl")
-    start = resume_or_start(config, out, metrics, model, optimizer, sampler)
-    atomic_write_text(out / "config.json", json.dumps(config.to_dict() | {"dpo": vars(options)}, indent=1))
-    prompting = prompt_options(config, target)
-    generate = rollout_policies(config, model, base, target, roles, out, prompting)
+    sampler = TaskSampler(run.plan.pools, config.seed)
+    start = run.resume(sampler)
     rubric = target.rubric({})
+    model = run.model
 
     with progress_bar() as progress:
         bar = progress.add_task("DPO", total=options.steps, completed=start)
@@ -203,23 +183,21 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
             started = time.perf_counter()
             # 1-2. a group of G episodes per task, same environment seed within a group, scored
             tasks = sampler.draw(curriculum.stage_at(step), config.tasks_per_step)
-            jobs = [(task, episode_seed(config.seed, step, k)) for k, task in enumerate(tasks)
-                    for _ in range(config.group_size)]
-            episodes = run_episodes(target.make_env, jobs, generate(step), rubric, config.max_turns)
+            groups = run.play_groups(run.group_jobs(step, tasks), run.policies(step), rubric)
+            episodes = [e for group in groups for e in group]
             # 3. best against worst per shared prompt, margin > min_margin
-            pairs = [p for k in range(len(tasks))
-                     for p in preference_pairs(episodes[k * config.group_size:(k + 1) * config.group_size], roles,
-                                               config.role_rewards, options.min_margin)]
+            pairs = [p for group in groups
+                     for p in preference_pairs(group, roles, config.role_rewards, options.min_margin)]
             # 4-5. the DPO loss against the base weights, one update
             loss_value, accuracy = 0.0, 0.0
             model.train()
-            optimizer.zero_grad(set_to_none=True)
+            run.optimizer.zero_grad(set_to_none=True)
             for i in range(0, len(pairs), config.micro_batch_size):
                 chunk = pairs[i:i + config.micro_batch_size]
                 both = [p.chosen for p in chunk] + [p.rejected for p in chunk]
-                policy = sequence_logprobs(model, both, pad_id)  # (2P,)
+                policy = sequence_logprobs(model, both, run.pad_id)  # (2P,)
                 with torch.no_grad(), model.disable_adapter():
-                    reference = sequence_logprobs(model, both, pad_id)  # (2P,)
+                    reference = sequence_logprobs(model, both, run.pad_id)  # (2P,)
                 n = len(chunk)
                 loss = dpo_loss(policy[:n], policy[n:], reference[:n], reference[n:], options.beta)
                 if options.nll:
@@ -228,12 +206,12 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
                 loss.backward()
                 loss_value += float(loss.detach())
                 accuracy += float(((policy[:n] - reference[:n]) > (policy[n:] - reference[n:])).sum()) / len(pairs)
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm)) if pairs else 0.0
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(run.params, config.max_grad_norm)) if pairs else 0.0
             if not (np.isfinite(loss_value) and np.isfinite(grad_norm)):
                 raise FloatingPointError(f"dpo step {step}: loss {loss_value}, gradient norm {grad_norm}; "
                                          "no update was applied")
             if pairs:
-                optimizer.step()
+                run.optimizer.step()
             # 6. metrics;  7. checkpoint
             scores = [e.score for e in episodes if e.score is not None]
             record = {"step": step, "stage": "dpo", "tasks": [t.id for t in tasks],
@@ -244,23 +222,14 @@ def train(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = 
             record |= {"loss": loss_value, "pairs": len(pairs), "reward_accuracy": accuracy,
                        "margin_mean": float(np.mean([p.margin or 0.0 for p in pairs])) if pairs else 0.0,
                        "grad_norm": grad_norm, "step_s": time.perf_counter() - started}
-            metrics.append(record)
+            run.metrics.append(record)
             progress.update(bar, completed=step)
             progress.console.print(f"dpo step {step}/{options.steps}  reward {record['reward/total']:.3f}  "
                                    f"pairs {len(pairs)}  loss {loss_value:.4f}  {record['step_s']:.1f}s",
                                    highlight=False, markup=False)
-            if step % config.checkpoint_every == 0 or step == options.steps:
-                save_checkpoint(out, step, model, optimizer, sampler.state_dict(), config.to_dict(),
-                                config.keep_checkpoints)
+            run.checkpoint(step, options.steps, sampler.state_dict())
 
-    adapter_dir = out / "adapter"
-    save_adapter(model, adapter_dir, base_model_id=base.model_id)
-    records = metrics.read()
-    plot_learning_curve(records, out / "learning_curve.png", f"DPO on {target.name} ({base.model_id})")
-    evaluation = (evaluate_heldout(config, target, roles, adapter_dir, base.model_id, out, prompting)
-                  if config.eval_tasks else [])
-    return TrainResult(output_dir=out, adapter_dir=adapter_dir, steps=options.steps, metrics=records,
-                       evaluation=evaluation)
+    return run.finish(options.steps, f"DPO on {target.name} ({run.base.model_id})")
 
 
 def expert_pairs(played: Sequence[Episode], labels: ExpertLabels, roles: Sequence[str],
@@ -300,29 +269,13 @@ def pair_logprobs(model: Any, pair: PreferencePair, pad_id: int) -> Tensor:
     return (logprobs * batch.completion_mask.to(logprobs.device)).sum(dim=1)  # (2,)
 
 
-def train_on_expert_pairs(config: GRPOConfig, options: DPOOptions, target: TrainTarget | None = None,
-                          base: Any = None, init_adapter: Path | None = None) -> Any:
-    """Offline DPO on expert pairs as the module docstring says; returns a `TrainResult`."""
-    from drill.models.adapters import save_adapter
-    from drill.train.grpo import TrainResult, load_base, plan_run, seed_everything
-    from drill.train.heldout import evaluate_heldout
-    from drill.train.lora import lora_training
-    from drill.train.rollouts import prompt_options
-    from drill.train.sft import epoch_order, play_source, resume_step, teacher_prompter
-
-    assert options.source is not None and options.expert is not None  # DPOOptions checks they come together
-    # -- setup: the model from the previous stage's adapter, the source's play, the pairs, the reference -------
-    plan = plan_run(config, target)
-    target, roles = plan.target, plan.roles
-    base = base or load_base(config.model)
-    seed_everything(config.seed)
-    model, params, optimizer, pad_id = lora_training(base, config, init_adapter)
-    out = config.output_dir
-    metrics = MetricsLog(out / "metrics.jsonl")
-    atomic_write_text(out / "config.json", json.dumps(config.to_dict() | {"dpo": vars(options)}, indent=1))
-    prompting = prompt_options(config, target)
-    played, labels = play_source(config, options.source, options.expert, target, roles,
-                                 teacher_prompter(model, base, prompting))
+def train_on_expert_pairs(run: Run, options: Options) -> TrainResult:
+    """Offline DPO on expert pairs as the module docstring says."""
+    assert options.source is not None and options.expert is not None  # Options checks they come together
+    # -- the source's play, the pairs, the reference ---------------------------------------------------------
+    config, roles, model, pad_id = run.config, run.roles, run.model, run.pad_id
+    played, labels = play_source(config, options.source, options.expert, run.target, roles,
+                                 teacher_prompter(model, run.base, run.prompting))
     assert labels is not None  # an expert was given
     pairs = expert_pairs(played, labels, roles, options.max_reward)
     if not pairs:
@@ -334,7 +287,7 @@ def train_on_expert_pairs(config: GRPOConfig, options: DPOOptions, target: Train
         reference = [pair_logprobs(model, pair, pad_id) for pair in pairs]  # P x (2,)
     batches_per_epoch = -(-len(pairs) // options.batch_size)
     total = options.epochs * batches_per_epoch
-    start = resume_step(config, out, metrics, model, optimizer)
+    start = run.resume()
 
     with progress_bar() as progress:
         bar = progress.add_task("DPO (expert pairs)", total=total, completed=start)
@@ -344,7 +297,7 @@ def train_on_expert_pairs(config: GRPOConfig, options: DPOOptions, target: Train
             order = epoch_order(len(pairs), config.seed, epoch)[index * options.batch_size:
                                                                  (index + 1) * options.batch_size]
             model.train()
-            optimizer.zero_grad(set_to_none=True)
+            run.optimizer.zero_grad(set_to_none=True)
             loss_value = nll_value = accuracy = chosen_shift = rejected_shift = 0.0
             for i in order:
                 policy = pair_logprobs(model, pairs[i], pad_id)  # (2,)
@@ -359,29 +312,21 @@ def train_on_expert_pairs(config: GRPOConfig, options: DPOOptions, target: Train
                 accuracy += (shift[0] > shift[1]) / len(order)
                 chosen_shift += shift[0] / len(order)
                 rejected_shift += shift[1] / len(order)
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm))
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(run.params, config.max_grad_norm))
             if not (np.isfinite(loss_value) and np.isfinite(grad_norm)):
                 raise FloatingPointError(f"dpo step {step}: loss {loss_value}, gradient norm {grad_norm}; "
                                          "no update was applied")
-            optimizer.step()
+            run.optimizer.step()
             record = {"step": step, "stage": "dpo", "epoch": epoch + 1, "loss": loss_value, "chosen_nll": nll_value,
                       "pairs": len(order), "reward_accuracy": accuracy, "chosen_logratio": chosen_shift,
                       "rejected_logratio": rejected_shift, "grad_norm": grad_norm,
                       "step_s": time.perf_counter() - started}
-            metrics.append(record)
+            run.metrics.append(record)
             progress.update(bar, completed=step)
             progress.console.print(f"dpo step {step}/{total}  loss {loss_value:.4f}  accuracy {accuracy:.2f}  "
                                    f"chosen {chosen_shift:+.2f}  rejected {rejected_shift:+.2f}  "
                                    f"{record['step_s']:.1f}s", highlight=False, markup=False)
-            if step % config.checkpoint_every == 0 or step == total:
-                save_checkpoint(out, step, model, optimizer, {"step": step}, config.to_dict(),
-                                config.keep_checkpoints)
+            run.checkpoint(step, total, {"step": step})
 
-    adapter_dir = out / "adapter"
-    save_adapter(model, adapter_dir, base_model_id=base.model_id)
-    records = metrics.read()
-    plot_learning_curve([r | {"reward/total": r["reward_accuracy"]} for r in records], out / "learning_curve.png",
-                        f"DPO on {target.name}: {options.expert} over {options.source} (curve: pair accuracy)")
-    evaluation = (evaluate_heldout(config, target, roles, adapter_dir, base.model_id, out, prompting)
-                  if config.eval_tasks else [])
-    return TrainResult(output_dir=out, adapter_dir=adapter_dir, steps=total, metrics=records, evaluation=evaluation)
+    return run.finish(total, f"DPO on {run.target.name}: {options.expert} over {options.source} (curve: pair accuracy)",
+                      lambda r: r | {"reward/total": r["reward_accuracy"]})

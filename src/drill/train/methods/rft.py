@@ -4,8 +4,9 @@ How to run it:
 
     drill train triage -E k=1 --stage sft:source=oracle --stage rft:rounds=3,bar=heuristic ...
 
-    from drill.train.rft import RFTOptions, train
-    result = train(config, RFTOptions(rounds=3, bar="group_mean"), init_adapter=Path("runs/sft/adapter"))
+    from drill.train import train
+    from drill.train.methods import rft
+    result = train(config, "rft", rft.Options(rounds=3, bar="group_mean"), init_adapter=Path("runs/sft/adapter"))
 
 Each round: (1) sample `config.group_size` episodes per training task (`tasks_per_round` of them, drawn in a
 seeded order across rounds; never a test task) from the current adapter at `config.temperature`, one
@@ -14,7 +15,7 @@ environment seed per group; (2) score them; (3) keep the episodes above the bar 
 `heuristic` (total > the heuristic baseline's total on the same task and seed); (4) rationalization: for a
 task where nothing cleared the bar, sample again with a hint in the prompt (the oracle's call for that turn,
 written in the reply format), keep those that clear the bar, and train on each hinted completion against
-the prompt *without* the hint; (5) fine-tune on the kept samples (`sft.nll_update`: mean NLL per sampled
+the prompt *without* the hint; (5) fine-tune on the kept samples (`samples.nll_update`: mean NLL per sampled
 token, `epochs` passes); (6) a metrics line; (7) a checkpoint after every round.
 
 Where this departs from STaR (Zelikman et al. 2022): the base for each round is the current adapter, not the
@@ -27,12 +28,10 @@ the method, and it is why they are logged apart (`rationalized`).
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,34 +39,34 @@ import numpy as np
 from drill.core.policy import Policy, PolicyInput
 from drill.core.rollout import run_episodes
 from drill.core.types import Action, Episode, PolicyInfo, Task
-from drill.evaluate.report import atomic_write_text, progress_bar
+from drill.evaluate.report import progress_bar
 from drill.models.policy import LLMPolicy, render_call
-from drill.train.checkpoint import save_checkpoint
-from drill.train.config import GRPOConfig
+from drill.train.config import setting
 from drill.train.exploration import component_group_std
-from drill.train.metrics import REWARD_PREFIX, MetricsLog, plot_learning_curve
-from drill.train.samples import Sample, episode_samples
+from drill.train.metrics import REWARD_PREFIX
+from drill.train.run import Job, Run, TrainResult
+from drill.train.samples import Sample, episode_samples, nll_update
 from drill.train.target import TrainTarget
 
 HINT = "Hint from a reviewer: a correct reply here is\n{reply}"
 
 
 @dataclass(frozen=True)
-class RFTOptions:
+class Options:
     """What RFT adds to the run config."""
 
-    rounds: int = 3
-    """Sample -> filter -> fine-tune rounds."""
-    tasks_per_round: int = 16
-    """Training tasks sampled per round (each gets a group of `config.group_size` episodes)."""
-    bar: str = "group_mean"
-    """Which episodes are kept: `absolute:X`, `group_mean` or `heuristic` (see the module docstring)."""
-    rationalize: bool = True
-    """For tasks where nothing clears the bar, sample with the oracle's call as a hint (needs an oracle)."""
-    epochs: int = 1
-    """Passes over a round's kept samples."""
-    batch_size: int = 8
-    """Samples per optimizer step."""
+    rounds: int = setting("RFT", 3, "Sample -> filter -> fine-tune rounds.")
+    tasks_per_round: int = setting(
+        "RFT", 16,
+        "Training tasks sampled per round (each gets a group of `config.group_size` episodes).")
+    bar: str = setting(
+        "RFT", "group_mean",
+        "Which episodes are kept: `absolute:X`, `group_mean` or `heuristic` (see the module docstring).")
+    rationalize: bool = setting(
+        "RFT", True,
+        "For tasks where nothing clears the bar, sample with the oracle's call as a hint (needs an oracle).")
+    epochs: int = setting("RFT", 1, "Passes over a round's kept samples.")
+    batch_size: int = setting("RFT", 8, "Samples per optimizer step.")
 
     def __post_init__(self) -> None:
         for name in ("rounds", "tasks_per_round", "epochs", "batch_size"):
@@ -127,33 +126,15 @@ class HintedPolicy:
         return plain
 
 
-def train(config: GRPOConfig, options: RFTOptions, target: TrainTarget | None = None, base: Any = None,
-          init_adapter: Path | None = None) -> Any:
-    """Run rejection sampling with rationalization as the module docstring says; returns a `TrainResult`."""
-    from drill.models.adapters import save_adapter
-    from drill.train.grpo import TrainResult, episode_seed, load_base, plan_run, seed_everything
-    from drill.train.heldout import evaluate_heldout
-    from drill.train.lora import lora_training
-    from drill.train.rollouts import prompt_options, rollout_policies
-    from drill.train.sft import nll_update, resume_step
-
-    # -- setup: environment, model from the previous stage's adapter, the training tasks --------------------
-    plan = plan_run(config, target)
-    target, roles = plan.target, plan.roles
+def train(run: Run, options: Options) -> TrainResult:
+    """Run rejection sampling with rationalization as the module docstring says."""
+    config, target, roles = run.config, run.target, run.roles
     if options.rationalize and "oracle" not in target.baselines:
         raise ValueError(f"rft: rationalization needs an oracle, and {target.name} has none; set rationalize=false")
     if options.bar == "heuristic" and "heuristic" not in target.baselines:
         raise ValueError(f"rft: bar=heuristic but {target.name} has no heuristic baseline")
     train_tasks = target.tasks("train")
-    base = base or load_base(config.model)
-    seed_everything(config.seed)
-    model, params, optimizer, pad_id = lora_training(base, config, init_adapter)
-    out = config.output_dir
-    metrics = MetricsLog(out / "metrics.jsonl")
-    start = resume_step(config, out, metrics, model, optimizer)
-    atomic_write_text(out / "config.json", json.dumps(config.to_dict() | {"rft": vars(options)}, indent=1))
-    prompting = prompt_options(config, target)
-    generate = rollout_policies(config, model, base, target, roles, out, prompting)
+    start = run.resume()
     rubric = target.rubric({})
     scripted = {r: target.baselines[config.scripted_policy]() for r in target.roles if r not in roles}
 
@@ -162,28 +143,22 @@ def train(config: GRPOConfig, options: RFTOptions, target: TrainTarget | None = 
         for round_ in range(start + 1, options.rounds + 1):
             started = time.perf_counter()
             # 1-2. G episodes per task from the current adapter, one environment seed per group, scored
-            tasks = round_tasks(train_tasks, options.tasks_per_round, config.seed, round_)
-            seeds = [episode_seed(config.seed, round_, k) for k in range(len(tasks))]
-            jobs = [(task, seed) for task, seed in zip(tasks, seeds) for _ in range(config.group_size)]
-            policies = generate(round_)
-            episodes = run_episodes(target.make_env, jobs, policies, rubric, config.max_turns)
-            groups = [episodes[k * config.group_size:(k + 1) * config.group_size] for k in range(len(tasks))]
+            jobs = run.group_jobs(round_, round_tasks(train_tasks, options.tasks_per_round, config.seed, round_))
+            policies = run.policies(round_)
+            groups = run.play_groups(jobs, policies, rubric)
+            episodes = [e for group in groups for e in group]
             # 3. keep what clears the bar
-            baselines = heuristic_totals(target, tasks, seeds, rubric, config.max_turns) \
-                if options.bar == "heuristic" else [None] * len(tasks)
+            baselines = heuristic_totals(target, jobs, rubric, config.max_turns) \
+                if options.bar == "heuristic" else [None] * len(jobs)
             kept = [[g[i] for i in kept_episodes(g, options.bar, b)] for g, b in zip(groups, baselines)]
             # 4. rationalization for the tasks with nothing kept: hinted samples, trained without the hint
             missed = [k for k, chosen in enumerate(kept) if not chosen]
             rationalized = 0
             if options.rationalize and missed:
-                llm = policies[roles[0]]
-                hinted = HintedPolicy(llm, target.baselines["oracle"]())
+                hinted = HintedPolicy(policies[roles[0]], target.baselines["oracle"]())
                 assignment = {r: hinted if r in roles else scripted[r] for r in target.roles}
-                again = run_episodes(target.make_env, [(tasks[k], seeds[k]) for k in missed
-                                                       for _ in range(config.group_size)],
-                                     assignment, rubric, config.max_turns)
-                for j, k in enumerate(missed):
-                    group = again[j * config.group_size:(j + 1) * config.group_size]
+                again = run.play_groups([jobs[k] for k in missed], assignment, rubric)
+                for k, group in zip(missed, again):
                     bar_total = rationalization_bar(options.bar, groups[k], baselines[k])
                     kept[k] = [e for e in group if e.score is not None and e.score.total >= bar_total]
                     rationalized += len(kept[k])
@@ -191,16 +166,17 @@ def train(config: GRPOConfig, options: RFTOptions, target: TrainTarget | None = 
                                      for s in episode_samples(e, 0, {role: 1.0 for role in roles})]
             # 5. fine-tune on the kept samples
             losses = []
-            model.train()
+            run.model.train()
             for epoch in range(options.epochs):
                 order = list(range(len(samples)))
                 random.Random(f"rft:{config.seed}:{round_}:{epoch}").shuffle(order)
                 for i in range(0, len(order), options.batch_size):
                     chosen_samples = [samples[j] for j in order[i:i + options.batch_size]]
-                    losses.append(nll_update(model, optimizer, params, chosen_samples, pad_id, config)[0])
+                    losses.append(nll_update(run.model, run.optimizer, run.params, chosen_samples, run.pad_id,
+                                             config)[0])
             # 6. metrics;  7. checkpoint after every round
             scores = [e.score for e in episodes if e.score is not None]
-            record = {"step": round_, "stage": "rft", "tasks": [t.id for t in tasks],
+            record = {"step": round_, "stage": "rft", "tasks": [task.id for task, _ in jobs],
                       f"{REWARD_PREFIX}total": float(np.mean([s.total for s in scores]))}
             record |= {f"{REWARD_PREFIX}{c}": float(np.mean([s.components[c] for s in scores]))
                        for c in scores[0].components}
@@ -208,21 +184,14 @@ def train(config: GRPOConfig, options: RFTOptions, target: TrainTarget | None = 
             record |= {"kept_episodes": sum(len(k) for k in kept), "episodes": len(episodes),
                        "rationalized": rationalized, "tasks_missed": len(missed), "samples": len(samples),
                        "loss": float(np.mean(losses)) if losses else None, "step_s": time.perf_counter() - started}
-            metrics.append(record)
+            run.metrics.append(record)
             progress.update(bar, completed=round_)
             progress.console.print(f"rft round {round_}/{options.rounds}  reward {record['reward/total']:.3f}  "
                                    f"kept {record['kept_episodes']}/{len(episodes)} (+{rationalized} rationalized)  "
                                    f"{record['step_s']:.1f}s", highlight=False, markup=False)
-            save_checkpoint(out, round_, model, optimizer, {"round": round_}, config.to_dict(), config.keep_checkpoints)
+            run.checkpoint(round_, round_, {"round": round_})
 
-    adapter_dir = out / "adapter"
-    save_adapter(model, adapter_dir, base_model_id=base.model_id)
-    records = metrics.read()
-    plot_learning_curve(records, out / "learning_curve.png", f"RFT on {target.name} ({base.model_id})")
-    evaluation = (evaluate_heldout(config, target, roles, adapter_dir, base.model_id, out, prompting)
-                  if config.eval_tasks else [])
-    return TrainResult(output_dir=out, adapter_dir=adapter_dir, steps=options.rounds, metrics=records,
-                       evaluation=evaluation)
+    return run.finish(options.rounds, f"RFT on {target.name} ({run.base.model_id})")
 
 
 def round_tasks(train_tasks: Sequence[Task], count: int, seed: int, round_: int) -> list[Task]:
@@ -236,10 +205,9 @@ def round_tasks(train_tasks: Sequence[Task], count: int, seed: int, round_: int)
     return picked
 
 
-def heuristic_totals(target: TrainTarget, tasks: Sequence[Task], seeds: Sequence[int], rubric: Any,
-                     max_turns: int) -> list[float | None]:
-    episodes = run_episodes(target.make_env, list(zip(tasks, seeds)), target.baselines["heuristic"](), rubric,
-                            max_turns)
+def heuristic_totals(target: TrainTarget, jobs: Sequence[Job], rubric: Any, max_turns: int) -> list[float | None]:
+    """The heuristic baseline's total on each job (task and seed): the `heuristic` bar."""
+    episodes = run_episodes(target.make_env, list(jobs), target.baselines["heuristic"](), rubric, max_turns)
     return [e.score.total if e.score is not None else None for e in episodes]
 
 
