@@ -155,8 +155,9 @@ def test_a_judge_that_accepts_a_hedge_is_caught(inbox_shipped: AuditResult) -> N
     result = audit(inbox.SPEC, inbox_rubric(10, lenient_judge))  # type: ignore[arg-type]
     caught = [f for f in result.errors if f.kind == "accepts a hedge"]
     assert caught and "correct" in caught[0].components, [(f.kind, f.strategy) for f in result.findings]
-    answer = caught[0].example["actions"][-1]["arguments"]["answer"]
-    assert "maybe" in answer or "," in answer
+    answers = [f.example["actions"][-1]["arguments"]["answer"] for f in caught]
+    # a hedge in words ("X, or maybe Y") or the oracle's answer packed with candidates (the packing strategies)
+    assert all("maybe" in a or "," in a or len(a.split()) > 4 for a in answers), answers
     assert not [f for f in inbox_shipped.findings if f.kind == "accepts a hedge"]
 
 
