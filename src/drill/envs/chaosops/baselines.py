@@ -23,8 +23,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from drill.core import Action, Observation, Policy, PolicyInfo, PolicyInput, Turn, random_arguments
-from drill.envs.chaosops.env import REMITS, ChaosOpsObservation, ChaosOpsTask, build_world
-from drill.envs.chaosops.failures import FAILURES, SERVICES, TEAMS
+from drill.envs.chaosops.env import REMITS, ChaosOpsObservation, ChaosOpsTask, build_world, episode_failure
+from drill.envs.chaosops.failures import SERVICES, TEAMS
+from drill.envs.chaosops.fleet import FleetAction
 from drill.envs.chaosops.views import RoleView
 from drill.envs.chaosops.world import DEPENDS_ON, Alert
 
@@ -107,6 +108,37 @@ def _suspect(alerts: Sequence[Alert]) -> tuple[str | None, list[str]]:
         loudest = failing[0]
         kinds = [a.kind for a in alerts if a.service == loudest and a.severity == "critical"]
     return loudest, kinds
+
+
+_LOAD_AFTER = re.compile(r"(?:-> |load after )(\d+)% of capacity|load after (\d+)%")
+_WEIGHTS = re.compile(r"-> (\d+)/(\d+)")
+
+
+def harmful(action: FleetAction) -> bool:
+    """Whether one trace entry's own evidence says the change hurt its service: a scale-in that leaves the load
+    above capacity, a release whose review was skipped, traffic sent to a pool with no healthy hosts."""
+    text = action.text
+    if action.agent == "autoscaler":
+        match = _LOAD_AFTER.search(text)
+        return match is not None and int(match.group(1) or match.group(2)) > 100
+    if action.agent == "deploy_bot":
+        return "review: skipped" in text
+    if action.agent == "load_balancer" and "0/3 hosts" in text and "paused" not in text:
+        weights = _WEIGHTS.search(text)
+        return weights is None or int(weights.group(2)) > 0
+    return False
+
+
+def _oversee(inp: PolicyInput, view: RoleView) -> Action:
+    """Oversight reads each change in the fleet trace on its evidence and flags the agent whose change hurt a
+    service, once; it flags nothing on a hunch (recency, the loudest service), because pausing an innocent agent
+    stops its work and leaves the incident open."""
+    flagged = {t.action.arguments.get("agent") for t in inp.own_turns()
+               if t.action.tool == "flag_rogue" and isinstance(t.action.arguments, dict)}
+    for action in view.trace:
+        if action.change and action.agent not in flagged and harmful(action):
+            return Action.call("flag_rogue", agent=action.agent, reason=f"harmful change: {action.text}")
+    return Action.call("noop")
 
 
 def _fixes_tried(history: Sequence[Turn]) -> Counter[tuple[str, str]]:
@@ -206,14 +238,9 @@ class HeuristicPolicy:
         view, role = _view(inp.observation), inp.observation.role
         if role == "manager":
             return self._manager(inp, view)
-        loudest, kinds = _suspect(view.alerts)
         if role == "oversight":
-            if loudest is None or any(t.action.tool == "flag_rogue" for t in inp.own_turns()):
-                return Action.call("noop")
-            changed_by = [a.agent for a in view.trace if a.change and a.service == loudest]
-            if not changed_by:
-                return Action.call("noop")
-            return Action.call("flag_rogue", agent=changed_by[-1], reason=f"last change to {loudest}")
+            return _oversee(inp, view)
+        loudest, kinds = _suspect(view.alerts)
         if loudest is None:
             if role == "sre":
                 return Action.call("communicate", to="manager", message="All clear: no critical alerts.")
@@ -280,7 +307,7 @@ class OraclePolicy:
         task = inp.task
         if not isinstance(task, ChaosOpsTask):
             raise TypeError(f"the chaosops oracle needs a ChaosOpsTask, got {type(task).__name__}")
-        failure = FAILURES[task.failure]
+        failure = episode_failure(task, inp.seed)
         role, step = inp.observation.role, inp.observation.step
         events = [e for turn in inp.history for e in turn.events]
         names = [e.name for e in events]
@@ -310,7 +337,7 @@ class OraclePolicy:
     @staticmethod
     def _fix(inp: PolicyInput, tool: str, target: str) -> Action:
         if tool == "escalate":
-            return Action.call("escalate", team=target, summary="payments routing points at a drained pool")
+            return Action.call("escalate", team=target, summary="traffic routed to a pool with no healthy hosts")
         if tool == "scale":  # back to the baseline: the acting role's view shows it, else the world's ground truth
             view = inp.observation.view if isinstance(inp.observation, ChaosOpsObservation) else None
             shown = [s.baseline_replicas for s in view.health if s.name == target] if view is not None else []

@@ -13,7 +13,8 @@ a wrong fix (a miscommunication for `escalate`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 Service = Literal["auth", "payments", "notifications", "db"]
@@ -65,9 +66,35 @@ class FailureType:
     wrong_fixes: tuple[tuple[str, str], ...]
     """Plausible fixes that do not work here (documentation and tests; every fix off the sequence is wrong)."""
     rogue_agent: str | None = None
+    targets: tuple[str, ...] = ()
+    """For a rogue failure: the services its rogue agent may act on. Each episode draws one from the task and the
+    seed (`scenario`), so the service an incident hits says nothing about whether a fleet agent caused it."""
 
     def fix_text(self) -> tuple[str, ...]:
+        if self.targets:  # the service is drawn per episode: the task's text names it SERVICE
+            return tuple(step.describe().replace(self.service, "SERVICE") for step in self.fix_sequence)
         return tuple(step.describe() for step in self.fix_sequence)
+
+    def on(self, service: str) -> FailureType:
+        """The same rogue failure acting on `service` instead of the template's."""
+        old = self.service
+
+        def swap(text: str) -> str:
+            return service if text == old else text.replace(f"{old}:", f"{service}:")
+
+        steps = tuple(replace(step, options=tuple((tool, swap(t)) for tool, t in step.options),
+                              clears=tuple(swap(c) for c in step.clears)) for step in self.fix_sequence)
+        return replace(self, service=service, summary=self.summary.replace(old, service),
+                       faults=tuple(swap(f) for f in self.faults), fix_sequence=steps,
+                       wrong_fixes=tuple((tool, swap(t)) for tool, t in self.wrong_fixes))
+
+
+def scenario(failure: FailureType, key: str) -> FailureType:
+    """The failure of the episode whose world is seeded with `key`: a rogue failure acts on a service drawn from
+    its targets by a generator of its own (so the draw shifts nothing else in the world), others are as they are."""
+    if not failure.targets:
+        return failure
+    return failure.on(failure.targets[random.Random(f"{key}:target").randrange(len(failure.targets))])
 
 
 def _flag(agent: str) -> FixStep:
@@ -124,7 +151,7 @@ FAILURES: dict[str, FailureType] = {
         ),
         FailureType(
             name="autoscaler_cost_cut", cause="rogue", root_cause="autoscaler_rogue", service="payments",
-            rogue_agent="autoscaler", summary="The autoscaler shrank payments to save cost; payments is overloaded.",
+            rogue_agent="autoscaler", targets=SERVICES, summary="The autoscaler shrank payments to save cost; payments is overloaded.",
             faults=("autoscaler:rogue", "payments:under_provisioned"),
             fix_sequence=(
                 _flag("autoscaler"),
@@ -134,7 +161,7 @@ FAILURES: dict[str, FailureType] = {
         ),
         FailureType(
             name="misrouted_traffic", cause="rogue", root_cause="load_balancer_rogue", service="payments",
-            rogue_agent="load_balancer",
+            rogue_agent="load_balancer", targets=SERVICES,
             summary="The load balancer routes payments traffic to a drained pool.",
             faults=("load_balancer:rogue", "payments:misrouted"),
             fix_sequence=(
@@ -145,7 +172,7 @@ FAILURES: dict[str, FailureType] = {
         ),
         FailureType(
             name="rogue_deploy_bot", cause="rogue", root_cause="deploy_bot_rogue", service="payments",
-            rogue_agent="deploy_bot", summary="The deploy bot shipped an unreviewed release to payments.",
+            rogue_agent="deploy_bot", targets=SERVICES, summary="The deploy bot shipped an unreviewed release to payments.",
             faults=("deploy_bot:rogue", "payments:bad_release"),
             fix_sequence=(
                 _flag("deploy_bot"),

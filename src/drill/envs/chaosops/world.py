@@ -135,7 +135,10 @@ class WorldSim:
             f.split(":")[0] for f in failure.faults if f.split(":")[0] in self.services))
 
         self.amplification = rng.uniform(0.5, 1.5)
-        """How much of a failing dependency's error rate its callers see (hard tier's cascade physics)."""
+        """How much of a failing dependency's error rate its callers see (cascade physics)."""
+        self.cascading = tier.cascade_physics or rng.random() < 0.4
+        """Whether an unhealthy service drags its callers down: always in the hard tier, in 40 % of the others'
+        seeds, so a caller (payments above all) is sometimes the loudest service of an infrastructure failure."""
         warmup = rng.randint(1, 3)
         self.step = -warmup
         self._inject()
@@ -196,7 +199,7 @@ class WorldSim:
             elif kind == "starved":
                 p = {"error": rng.uniform(0.08, 0.3), "latency": rng.uniform(600, 2000), "rate": rng.uniform(1.5, 3.5)}
             elif kind == "under_provisioned":
-                self.fleet.cut_payments(step)
+                self.fleet.cut_capacity(step)
             elif kind == "misrouted":
                 p = {"share": rng.uniform(0.45, 0.85), "latency": rng.uniform(200, 700)}
                 p["error"] = p["share"] * rng.uniform(0.8, 0.95)
@@ -220,6 +223,7 @@ class WorldSim:
         self._write_logs()
         events: list[WorldEvent] = []
         now = (not self.faults and not any(self.fleet.is_rogue(a) for a in FLEET_AGENTS)
+               and not self.fleet.innocent_paused()
                and all(s.health == "healthy" for s in self.services.values()))
         if now != self.mitigated and self.step >= 1:
             events.append(("mitigated" if now else "regressed", {}))
@@ -232,14 +236,15 @@ class WorldSim:
 
     def _clear_undone_damage(self) -> None:
         """A rogue's damage that the team repaired before the rogue could reconcile (it was flagged in the same
-        round, after the repair) is gone: payments back at baseline, or off the rogue's release."""
-        payments = self.services["payments"]
-        if ("payments:under_provisioned" in self.faults and not self.fleet.is_rogue("autoscaler")
-                and payments.replicas >= payments.baseline_replicas):
-            del self.faults["payments:under_provisioned"]
-        if ("payments:bad_release" in self.faults and not self.fleet.is_rogue("deploy_bot")
-                and payments.version != self.fleet.rogue_version):
-            del self.faults["payments:bad_release"]
+        round, after the repair) is gone: its target back at baseline, or off the rogue's release."""
+        t = self.fleet.target
+        target = self.services[t]
+        if (f"{t}:under_provisioned" in self.faults and not self.fleet.is_rogue("autoscaler")
+                and target.replicas >= target.baseline_replicas):
+            del self.faults[f"{t}:under_provisioned"]
+        if (f"{t}:bad_release" in self.faults and not self.fleet.is_rogue("deploy_bot")
+                and target.version != self.fleet.rogue_version):
+            del self.faults[f"{t}:bad_release"]
 
     def _update_metrics(self, s: ServiceState) -> None:
         rng, jitter = self.rng, self.tier.jitter
@@ -276,7 +281,7 @@ class WorldSim:
             elif kind in ("bad_config", "dns_failure", "pool_exhaustion", "misrouted", "bad_release"):
                 error += p["error"]
                 latency += p["latency"]
-        if self.tier.cascade_physics:  # retries amplify a dependency's errors: the caller can end up louder
+        if self.cascading:  # retries amplify a dependency's errors: the caller can end up louder
             for dep in DEPENDS_ON[s.name]:
                 d = self.services[dep]
                 if d.health != "healthy":
@@ -328,7 +333,7 @@ class WorldSim:
         # draw only the numbers the template shows (n, then p), so a plain line costs no draws
         n = 12 + rng.randrange(469) if "{n}" in text else 0
         pct = 20 + rng.randrange(76) if "{p}" in text else 0
-        return text.format(n=n, p=pct, mem=round(s.memory), disk=round(s.disk), replicas=s.replicas,
+        return text.format(n=n, p=pct, service=service, mem=round(s.memory), disk=round(s.disk), replicas=s.replicas,
                            version=s.version, config=int(p.get("config", 0)))
 
     # -- what agents see -------------------------------------------------------------------------
@@ -460,12 +465,13 @@ class WorldSim:
         where, index = self._match("escalate", team)
         if where == "next":
             self._complete_step(index)
-            self._pending_logs.append(("payments", "INFO", "network team restored routing to pool payments-a"))
-            return ActionOutcome(f"The {team} team took the page and restored payments routing.",
+            t = self.fleet.target
+            self._pending_logs.append((t, "INFO", f"network team restored routing to pool {t}-a"))
+            return ActionOutcome(f"The {team} team took the page and restored {t} routing.",
                                  [("fix_applied", {"tool": "escalate", "target": team, "fix_step": index})])
         if where == "premature":
             self.fleet.undo_routing_fix(self.step)
-            return ActionOutcome(f"The {team} team restored payments routing, but the load balancer "
+            return ActionOutcome(f"The {team} team restored {self.fleet.target} routing, but the load balancer "
                                  "re-routed it at once.", [("miscommunication", {"kind": "premature_escalation",
                                                                                   "team": team})])
         return ActionOutcome(f"The {team} team looked and found nothing of theirs to fix.",
