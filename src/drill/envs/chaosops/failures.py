@@ -33,6 +33,10 @@ FailureName = Literal[
 TierName = Literal["easy", "medium", "hard"]
 
 SERVICES: tuple[str, ...] = get_args(Service)
+ROGUE_TARGETS: tuple[str, ...] = ("auth", "notifications", "db")
+"""The services a rogue fleet agent may act on. Not payments: no infrastructure failure starts there, and payments
+calls auth and db, so an incident that starts in payments would be the one kind whose suspect (the loudest service
+or the failing service it depends on) always means a rogue."""
 FLEET_AGENTS: tuple[str, ...] = get_args(FleetAgent)
 TEAMS: tuple[str, ...] = get_args(Team)
 ROLES: tuple[str, ...] = get_args(Role)
@@ -151,7 +155,7 @@ FAILURES: dict[str, FailureType] = {
         ),
         FailureType(
             name="autoscaler_cost_cut", cause="rogue", root_cause="autoscaler_rogue", service="payments",
-            rogue_agent="autoscaler", targets=SERVICES, summary="The autoscaler shrank payments to save cost; payments is overloaded.",
+            rogue_agent="autoscaler", targets=ROGUE_TARGETS, summary="The autoscaler shrank payments to save cost; payments is overloaded.",
             faults=("autoscaler:rogue", "payments:under_provisioned"),
             fix_sequence=(
                 _flag("autoscaler"),
@@ -161,7 +165,7 @@ FAILURES: dict[str, FailureType] = {
         ),
         FailureType(
             name="misrouted_traffic", cause="rogue", root_cause="load_balancer_rogue", service="payments",
-            rogue_agent="load_balancer", targets=SERVICES,
+            rogue_agent="load_balancer", targets=ROGUE_TARGETS,
             summary="The load balancer routes payments traffic to a drained pool.",
             faults=("load_balancer:rogue", "payments:misrouted"),
             fix_sequence=(
@@ -172,7 +176,7 @@ FAILURES: dict[str, FailureType] = {
         ),
         FailureType(
             name="rogue_deploy_bot", cause="rogue", root_cause="deploy_bot_rogue", service="payments",
-            rogue_agent="deploy_bot", targets=SERVICES, summary="The deploy bot shipped an unreviewed release to payments.",
+            rogue_agent="deploy_bot", targets=ROGUE_TARGETS, summary="The deploy bot shipped an unreviewed release to payments.",
             faults=("deploy_bot:rogue", "payments:bad_release"),
             fix_sequence=(
                 _flag("deploy_bot"),

@@ -17,6 +17,8 @@ acting role and world events (name, data) that the environment turns into `Event
 from __future__ import annotations
 
 import random
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
@@ -42,19 +44,48 @@ OOM_MEMORY = 98.0
 DISK_WRITES_FAIL = 97.0
 
 
+_PLAIN = re.compile(r'[ -!#-\[\]-~]*')
+"""Printable ASCII but the quote and the backslash: text that `quoted` leaves as it is."""
+
+
+def quoted(text: str) -> str:
+    """Free text a role wrote, for one line of another role's view: in double quotes, with quotes, backslashes,
+    line breaks, control and format characters (bidi overrides, zero-width marks, line and paragraph separators)
+    escaped, so it stays on its own line and cannot imitate the view's structure (a section, a chat line)."""
+    if _PLAIN.fullmatch(text):
+        return f'"{text}"'
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
 @dataclass(frozen=True)
 class ChatLine:
     step: int
     sender: str
     to: str
     text: str
+    """A message as its sender wrote it; for the chat bot's note, the note (any free text in it already `quoted`)."""
     is_message: bool
     """True for `communicate`; False for the line the chat bot posts when someone acts."""
 
     @cached_property
     def line(self) -> str:
+        """One line of a view, whatever the text holds: a message is `quoted` after its true sender."""
         if self.is_message:
-            return f"[t{self.step}] {self.sender} -> {self.to}: {self.text}"
+            return f"[t{self.step}] {self.sender} -> {self.to}: {quoted(self.text)}"
         return f"[t{self.step}] {self.sender} {self.text}"
 
     @cached_property
@@ -446,7 +477,7 @@ class WorldSim:
         return text, s.demand / max(s.replicas, 1) > 1.0 and s.replicas < before
 
     def flag(self, role: str, agent: str, reason: str) -> ActionOutcome:
-        note = f"flagged {agent} as rogue" + (f": {reason}" if reason else "")
+        note = f"flagged {agent} as rogue" + (f": {quoted(reason)}" if reason else "")
         self.chat.append(ChatLine(self.step, role, "team", note, False))
         if agent in self.paused:
             return ActionOutcome(f"{agent} is already paused.", [("duplicate_flag", {"agent": agent})])
@@ -461,7 +492,7 @@ class WorldSim:
 
     def escalate(self, role: str, team: str, summary: str) -> ActionOutcome:
         self.chat.append(ChatLine(self.step, role, "team", f"escalated to the {team} team" +
-                                  (f": {summary}" if summary else ""), False))
+                                  (f": {quoted(summary)}" if summary else ""), False))
         where, index = self._match("escalate", team)
         if where == "next":
             self._complete_step(index)
@@ -489,7 +520,7 @@ class WorldSim:
 
     def resolve(self, role: str, summary: str) -> ActionOutcome:
         self.chat.append(ChatLine(self.step, role, "team", "declared the incident resolved" +
-                                  (f": {summary}" if summary else ""), False))
+                                  (f": {quoted(summary)}" if summary else ""), False))
         if self.mitigated and not self.disturbed:
             return ActionOutcome("The incident is resolved.", [("resolved", {})], done=True)
         return ActionOutcome("The incident is not mitigated yet, so it stays open.",
