@@ -111,7 +111,10 @@ def test_giving_up_on_a_suspect_falls_below_the_heuristic(service: str, heuristi
     quitter = giving_up(service)
     scores = by_tier(heuristic_team(oversight=quitter, dev=quitter))
     for tier, score in scores.items():
-        assert score < heuristic[tier], (service, tier, score, heuristic[tier])
+        if service == "payments":  # never the suspect now (no incident starts there): the team never gives up
+            assert score == heuristic[tier], (tier, score, heuristic[tier])
+        else:
+            assert score < heuristic[tier], (service, tier, score, heuristic[tier])
 
 
 def test_the_suspect_service_does_not_give_the_rogue_away() -> None:
