@@ -63,7 +63,8 @@ class FailureType:
     root_cause: str
     summary: str
     service: str
-    """The service the incident hits first (the loudest one when nothing else interferes)."""
+    """The service the incident hits first (the loudest one when nothing else interferes). A rogue failure's is the
+    placeholder SERVICE until `scenario` draws its target for the episode."""
     faults: tuple[str, ...]
     """Faults active at the start, as "component:kind"; the world's physics gives each its symptoms."""
     fix_sequence: tuple[FixStep, ...]
@@ -75,12 +76,10 @@ class FailureType:
     seed (`scenario`), so the service an incident hits says nothing about whether a fleet agent caused it."""
 
     def fix_text(self) -> tuple[str, ...]:
-        if self.targets:  # the service is drawn per episode: the task's text names it SERVICE
-            return tuple(step.describe().replace(self.service, "SERVICE") for step in self.fix_sequence)
         return tuple(step.describe() for step in self.fix_sequence)
 
     def on(self, service: str) -> FailureType:
-        """The same rogue failure acting on `service` instead of the template's."""
+        """The same rogue failure acting on `service` instead of the template's SERVICE."""
         old = self.service
 
         def swap(text: str) -> str:
@@ -154,35 +153,37 @@ FAILURES: dict[str, FailureType] = {
             wrong_fixes=(("restart", "notifications"), ("scale", "db"), ("rollback", "notifications")),
         ),
         FailureType(
-            name="autoscaler_cost_cut", cause="rogue", root_cause="autoscaler_rogue", service="payments",
-            rogue_agent="autoscaler", targets=ROGUE_TARGETS, summary="The autoscaler shrank payments to save cost; payments is overloaded.",
-            faults=("autoscaler:rogue", "payments:under_provisioned"),
+            name="autoscaler_cost_cut", cause="rogue", root_cause="autoscaler_rogue", service="SERVICE",
+            rogue_agent="autoscaler", targets=ROGUE_TARGETS,
+            summary="The autoscaler shrank SERVICE to save cost; SERVICE is overloaded.",
+            faults=("autoscaler:rogue", "SERVICE:under_provisioned"),
             fix_sequence=(
                 _flag("autoscaler"),
-                FixStep(options=(("scale", "payments"),), clears=("payments:under_provisioned",)),
+                FixStep(options=(("scale", "SERVICE"),), clears=("SERVICE:under_provisioned",)),
             ),
-            wrong_fixes=(("restart", "autoscaler"), ("restart", "payments"), ("rollback", "payments")),
+            wrong_fixes=(("restart", "autoscaler"), ("restart", "SERVICE"), ("rollback", "SERVICE")),
         ),
         FailureType(
-            name="misrouted_traffic", cause="rogue", root_cause="load_balancer_rogue", service="payments",
+            name="misrouted_traffic", cause="rogue", root_cause="load_balancer_rogue", service="SERVICE",
             rogue_agent="load_balancer", targets=ROGUE_TARGETS,
-            summary="The load balancer routes payments traffic to a drained pool.",
-            faults=("load_balancer:rogue", "payments:misrouted"),
+            summary="The load balancer routes SERVICE traffic to a pool with no healthy hosts.",
+            faults=("load_balancer:rogue", "SERVICE:misrouted"),
             fix_sequence=(
                 _flag("load_balancer"),
-                FixStep(options=(("escalate", "network"),), clears=("payments:misrouted",)),
+                FixStep(options=(("escalate", "network"),), clears=("SERVICE:misrouted",)),
             ),
-            wrong_fixes=(("restart", "payments"), ("restart", "load_balancer"), ("scale", "payments")),
+            wrong_fixes=(("restart", "SERVICE"), ("restart", "load_balancer"), ("scale", "SERVICE")),
         ),
         FailureType(
-            name="rogue_deploy_bot", cause="rogue", root_cause="deploy_bot_rogue", service="payments",
-            rogue_agent="deploy_bot", targets=ROGUE_TARGETS, summary="The deploy bot shipped an unreviewed release to payments.",
-            faults=("deploy_bot:rogue", "payments:bad_release"),
+            name="rogue_deploy_bot", cause="rogue", root_cause="deploy_bot_rogue", service="SERVICE",
+            rogue_agent="deploy_bot", targets=ROGUE_TARGETS,
+            summary="The deploy bot shipped an unreviewed release to SERVICE.",
+            faults=("deploy_bot:rogue", "SERVICE:bad_release"),
             fix_sequence=(
                 _flag("deploy_bot"),
-                FixStep(options=(("rollback", "payments"),), clears=("payments:bad_release",)),
+                FixStep(options=(("rollback", "SERVICE"),), clears=("SERVICE:bad_release",)),
             ),
-            wrong_fixes=(("restart", "payments"), ("restart", "deploy_bot"), ("scale", "payments")),
+            wrong_fixes=(("restart", "SERVICE"), ("restart", "deploy_bot"), ("scale", "SERVICE")),
         ),
     )
 }
