@@ -4,10 +4,10 @@
   generator seeded with the task and the episode seed, so it is reproducible and depends on nothing else.
 * `heuristic`: reads its own role's structured view (the facts of its text view) and keeps to the role's remit.
   The suspect is the loudest service, or a service it depends on that has critical alerts too. The SRE names a
-  cause from the suspect's alerts and logs and asks the Dev for a fix; the Dev runs it, or its own guess from the
-  alerts; Oversight flags the fleet agent whose change was the last one on the suspect (recency, not diagnosis:
-  routine fleet work and red herrings fool it); the Manager pages a team when asked and resolves when the SRE
-  reports all clear.
+  cause from the suspect's alerts and logs and asks the Dev for a fix (or the Manager for a network page when the
+  logs blame routing); the Dev runs it, or its own guess from the alerts; Oversight judges each fleet-trace change
+  on its logged evidence (`harmful`) and flags the agent whose change hurt a service, never on a hunch; the Manager
+  pages a team when asked and resolves when the SRE reports all clear.
 * `oracle`: reads the task's ground truth and the event history, and keeps to the remits; the SRE names the root
   cause at once, Oversight flags the rogue before any fix, the Dev (fixes) and the Manager (escalation) apply each
   fix step as early as the physics allows, and the Manager resolves the moment the incident is mitigated. It is
@@ -153,6 +153,10 @@ def _fixes_tried(history: Sequence[Turn]) -> Counter[tuple[str, str]]:
 
 
 def _guess_cause(service: str, kinds: list[str], logs: str) -> str | None:
+    if "LowReplicas" in kinds:  # only a cost cut leaves a service below its baseline
+        return "autoscaler_rogue"
+    if _ROUTING.search(logs):
+        return "load_balancer_rogue"
     if service == "db":
         return "db_disk_full" if "DiskAlmostFull" in kinds else "db_deadlock"
     if service == "notifications" and "MemoryPressure" in kinds:
@@ -250,6 +254,9 @@ class HeuristicPolicy:
         tried = _fixes_tried(inp.history)
         if role == "sre":
             logs = "\n".join(line.text for line in view.logs if line.service == loudest)
+            if _ROUTING.search(logs) and not _asked_escalation(inp):  # no fix of the Dev's reroutes traffic
+                return Action.call("communicate", to="manager", message=f"Manager, please escalate to network: "
+                                                                        f"{loudest} traffic goes to a dead pool")
             named = any(t.action.tool == "identify_root_cause" for t in inp.own_turns())
             cause = None if named else _guess_cause(loudest, kinds, logs)
             if cause is not None:
@@ -258,6 +265,8 @@ class HeuristicPolicy:
             if remedy is not None:
                 return _ask_dev(remedy)
         else:
+            if _asked_this_step(view, "sre", _ASKED_ESCALATION):  # the SRE wants a page, not a fix: wait for it
+                return Action.call("noop")
             asked = _asked_this_step(view, "sre", _ASKED_FIX)
             remedy = _asked_fix(asked, tried) if asked else None
             remedy = remedy or _remedy(loudest, kinds, view, None, tried)
