@@ -67,7 +67,8 @@ class RandomPolicy:
 # -- heuristic ----------------------------------------------------------------------------------
 
 _ROLLBACK_HINT = re.compile(r"config|release|-rc\d")
-_ROUTING = re.compile(r"pool \S+ has 0 healthy hosts|routed .* traffic|routing")
+_ROUTING = re.compile(r"pool \S+ has 0 healthy hosts|routed .* traffic|routing|503 from edge|"
+                      r"retry budget exhausted for \S+-b")
 _TEAM_FOR = {"db": "database", "auth": "security", "payments": "platform", "notifications": "platform"}
 _FIX_TOOLS = ("restart", "rollback", "scale")
 _MAX_TRIES = 2
