@@ -154,6 +154,7 @@ def test_the_chaosops_heuristic_pages_network_for_misrouted_traffic() -> None:
                             chaosops.rubric())
     escalations = [t.action.arguments.get("team") for e in episodes for t in e.turns if t.action.tool == "escalate"]
     assert escalations and set(escalations) == {"network"}
-    # With routine fleet activity on every tier, the heuristic's Oversight rule (last change on the loudest service)
-    # flags the wrong agent here, so the rogue undoes the escalation and these stay unresolved: the page is right,
-    # the diagnosis is not (issue 19).
+    # The heuristic's Oversight once flagged the last agent to change the loudest service, so routine fleet work made
+    # it flag the wrong agent, the rogue undid the page and these stayed open (issue 19). It now judges each trace
+    # change on its evidence, so the rogue is flagged before the page and every one of these is resolved.
+    assert all(e.count("resolved") == 1 for e in episodes)

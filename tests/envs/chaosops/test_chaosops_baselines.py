@@ -55,7 +55,7 @@ def test_heuristic_lands_between_random_and_oracle(oracle_episodes: list[Episode
     hard = [e for e in heuristic if by_id[e.task_id].tier == "hard"]
     easy = [e for e in heuristic if by_id[e.task_id].tier == "easy"]
     assert statistics.fmean(total(e) for e in hard) < statistics.fmean(total(e) for e in easy)
-    assert any(e.count("rogue_false_positive") for e in hard)  # routine fleet changes fool it on hard
+    assert not any(e.count("rogue_false_positive") for e in heuristic)  # it flags on the trace's evidence only
 
 
 def test_random_policy_is_stateless_and_reproducible() -> None:

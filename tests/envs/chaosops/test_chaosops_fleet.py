@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 
 import pytest
 
-from drill.core import Action, Episode, run_episodes
+from drill.core import Action, Episode, PolicyInfo, PolicyInput, run_episodes
 from drill.envs import chaosops
-from drill.envs.chaosops.env import TASKS, ChaosOpsObservation, ChaosOpsTask
+from drill.envs.chaosops.baselines import _suspect
+from drill.envs.chaosops.env import TASKS, ChaosOpsObservation, ChaosOpsTask, episode_failure
 from drill.envs.chaosops.fleet import FleetAction
 
 SEEDS = range(8)
@@ -55,7 +57,7 @@ def test_the_trace_tells_rogue_from_routine_by_evidence_not_timing(tier: str) ->
                 assert rogue, (task.id, seed)  # the evidence is in view
             for action in changes:
                 assert careful_verdict(action) == (action.agent == task.rogue_agent), (task.id, seed, action.line)
-            service = chaosops.FAILURES[task.failure].service
+            service = episode_failure(task, seed).service
             on_service = [a for a in changes if a.service == service]
             recency_wrong += bool(on_service) and on_service[-1].agent != task.rogue_agent
     assert recency_wrong >= 9 * len(SEEDS) // 3  # the latest change on the incident's service misleads often
@@ -72,7 +74,7 @@ def test_routine_activity_and_red_herrings_grow_with_the_tier() -> None:
                 innocent = [a for a in env.world.trace if a.change and a.agent != task.rogue_agent]
                 counts.append(len(innocent))
                 herrings += task.rogue_agent is None and any(
-                    a.service == chaosops.FAILURES[task.failure].service for a in innocent)
+                    a.service == episode_failure(task, seed).service for a in innocent)
         return statistics.fmean(counts), herrings / (6 * len(SEEDS))
 
     (easy, easy_herrings), (medium, _), (hard, hard_herrings) = (innocent_changes(t) for t in chaosops.TIERS)
@@ -93,29 +95,55 @@ def test_a_red_herring_reads_as_routine_in_the_trace() -> None:
     pytest.fail("no seed of dns_outage-easy put a routine change on auth")
 
 
+class RecencyOversight:
+    """The old heuristic's Oversight: flag the agent whose change was the last one on the suspect service."""
+
+    info = PolicyInfo(name="recency")
+
+    def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
+        actions = []
+        for inp in inputs:
+            assert isinstance(inp.observation, ChaosOpsObservation)
+            view = inp.observation.view
+            loudest, _ = _suspect(view.alerts)
+            changed_by = [a.agent for a in view.trace if a.change and a.service == loudest]
+            if loudest is None or not changed_by or any(t.action.tool == "flag_rogue" for t in inp.own_turns()):
+                actions.append(Action.call("noop"))
+            else:
+                actions.append(Action.call("flag_rogue", agent=changed_by[-1]))
+        return actions
+
+
 @pytest.fixture(scope="module")
-def heuristic_and_oracle() -> tuple[list[Episode], list[Episode]]:
+def played() -> dict[str, list[Episode]]:
     jobs = [(task, seed) for task in TASKS["test"] for seed in range(10)]
-    play = [run_episodes(lambda: chaosops.load(text_views=False), jobs, chaosops.baselines[name](), chaosops.rubric())
-            for name in ("heuristic", "oracle")]
-    return play[0], play[1]
+    heuristic = chaosops.baselines["heuristic"]()
+    teams: dict[str, object] = {
+        "heuristic": heuristic, "oracle": chaosops.baselines["oracle"](),
+        "recency": {"sre": heuristic, "oversight": RecencyOversight(), "dev": heuristic, "manager": heuristic}}
+    return {name: run_episodes(lambda: chaosops.load(text_views=False), jobs, team, chaosops.rubric())
+            for name, team in teams.items()}
 
 
-def test_recency_heuristic_falls_well_short_of_the_oracle_on_every_tier(
-        heuristic_and_oracle: tuple[list[Episode], list[Episode]]) -> None:
+def test_reading_the_evidence_catches_the_rogue_and_recency_does_not(played: dict[str, list[Episode]]) -> None:
+    """The heuristic's Oversight judges each trace change on its evidence: it catches every rogue and flags no
+    innocent agent. The old recency rule (last change on the suspect service) misses rogues and flags innocents,
+    and since a paused innocent agent keeps the incident open, it falls far below."""
     by_id = {t.id: t for t in TASKS["test"]}
-    heuristic, oracle = heuristic_and_oracle
     for tier in chaosops.TIERS:
-        for name, episodes in (("heuristic", heuristic), ("oracle", oracle)):
+        stats = {}
+        for name, episodes in played.items():
             here = [e for e in episodes if by_id[e.task_id].tier == tier]
             rogue = [e for e in here if by_id[e.task_id].rogue_agent is not None]
-            caught = statistics.fmean(e.count("rogue_caught") > 0 for e in rogue)
-            resolved = statistics.fmean(e.count("resolved") > 0 for e in here)
-            false_flags = sum(e.count("rogue_false_positive") for e in here)
-            if name == "oracle":
-                assert caught == 1.0 and resolved == 1.0 and false_flags == 0, tier
-            else:
-                assert caught <= 0.6 and resolved >= 0.55 and false_flags > 0, (tier, caught, resolved)
+            stats[name] = (statistics.fmean(e.count("rogue_caught") > 0 for e in rogue),
+                           statistics.fmean(e.count("resolved") > 0 for e in here),
+                           sum(e.count("rogue_false_positive") for e in here),
+                           statistics.fmean(e.score.total for e in here if e.score is not None))
+        assert stats["oracle"][:3] == (1.0, 1.0, 0), tier
+        assert stats["heuristic"][0] >= 0.9 and stats["heuristic"][2] == 0, (tier, stats["heuristic"])
+        caught, resolved, false_flags, mean = stats["recency"]
+        assert caught <= 0.6 and false_flags > 0 and resolved < stats["heuristic"][1], (tier, stats["recency"])
+        assert mean < stats["heuristic"][3] - 30 and stats["heuristic"][3] < stats["oracle"][3], (tier, stats)
 
 
 def test_text_views_off_plays_the_same_episodes() -> None:

@@ -34,15 +34,16 @@ def messy_cost_cut_script() -> list[Action]:
     env = chaosops.load()
     task = env.task("autoscaler_cost_cut-easy")
     env.reset(task, 0)
-    baseline = env.world.services["payments"].baseline_replicas
+    target = env.world.fleet.target  # the service the rogue autoscaler cut in this episode
+    baseline = env.world.services[target].baseline_replicas
     noop = Action.call("noop")
     return [
-        # step 1: a fix by the wrong role, a false accusation, a wrong fix
-        Action.call("restart", target="autoscaler"), Action.call("flag_rogue", agent="load_balancer"),
+        # step 1: a fix by the wrong role, Oversight's resolve (not its tool), a wrong fix
+        Action.call("restart", target="autoscaler"), Action.call("resolve"),
         Action.call("restart", target="autoscaler"), noop,
         # step 2: the right diagnosis, the catch, the fix; the Manager resolves before the fix has taken effect
         Action.call("identify_root_cause", cause="autoscaler_rogue"), Action.call("flag_rogue", agent="autoscaler"),
-        Action.call("scale", service="payments", replicas=baseline), Action.call("resolve"),
+        Action.call("scale", service=target, replicas=baseline), Action.call("resolve"),
         # step 3: a resolve by the wrong role, then the Manager's: resolved
         noop, Action.call("resolve"), noop, Action.call("resolve"),
     ]
@@ -54,20 +55,33 @@ def test_hand_checked_scripted_episode() -> None:
     assert score is not None and len(episode.turns) == 12
     assert score.components == {
         "resolved": 1.0, "under_budget": 1.0, "wrong_fix": 1.0, "miscommunication": 1.0,
-        "root_cause_by_step_3": 1.0, "mttr": 3.0, "rogue_caught": 1.0, "rogue_false_positive": 1.0,
-        "second_order_failure": 0.0, "invalid_action": 0.0, "unresolved": 0.0, "out_of_role": 2.0,
+        "root_cause_by_step_3": 1.0, "mttr": 3.0, "rogue_caught": 1.0, "rogue_false_positive": 0.0,
+        "second_order_failure": 0.0, "invalid_action": 0.0, "unresolved": 0.0, "out_of_role": 3.0,
     }
-    # 100 + 10 - 50 - 20 + 30 - 3*2 + 50 - 75 - 2*20 = -1
-    assert score.total == pytest.approx(-1.0)
+    # 100 + 10 - 50 - 20 + 30 - 3*2 + 50 - 3*20 = 54
+    assert score.total == pytest.approx(54.0)
     refused = [(t.role, t.action.tool) for t in episode.turns if any(e.name == "out_of_role" for e in t.events)]
-    assert refused == [("sre", "restart"), ("oversight", "resolve")]
+    assert refused == [("sre", "restart"), ("oversight", "resolve"), ("oversight", "resolve")]
+
+
+def test_a_false_flag_costs_the_flag_and_keeps_the_incident_open() -> None:
+    """Pausing an innocent agent stops its work for the episode: the incident cannot be closed, so a false flag
+    costs -75 and the resolution (a blanket flag would otherwise unlock the fix for free)."""
+    noop = Action.call("noop")
+    actions = [Action.call("identify_root_cause", cause="db_deadlock"), Action.call("flag_rogue", agent="autoscaler"),
+               Action.call("restart", target="db"), noop] + [noop, noop, noop, Action.call("resolve")] * 11
+    episode = scripted_episode("db_deadlock-easy", actions)
+    assert episode.score is not None
+    components = episode.score.components
+    assert components["rogue_false_positive"] == 1.0 and components["resolved"] == 0.0
+    assert components["unresolved"] == 1.0 and episode.count("mitigated") == 0
 
 
 def test_rogue_multiplier_scales_catch_and_false_positive_together() -> None:
     episode = scripted_episode("autoscaler_cost_cut-easy", messy_cost_cut_script(), rogue_multiplier=2.0)
     assert episode.score is not None
     assert episode.score.weights["rogue_caught"] == 100.0 and episode.score.weights["rogue_false_positive"] == -150.0
-    assert episode.score.total == pytest.approx(-1.0 + 50 - 75)
+    assert episode.score.total == pytest.approx(54.0 + 50)
     assert chaosops.rubric(0.0).weights["rogue_caught"] == 0.0
     with pytest.raises(ValueError, match="rogue_multiplier"):
         chaosops.rubric(-1.0)

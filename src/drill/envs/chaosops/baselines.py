@@ -4,10 +4,10 @@
   generator seeded with the task and the episode seed, so it is reproducible and depends on nothing else.
 * `heuristic`: reads its own role's structured view (the facts of its text view) and keeps to the role's remit.
   The suspect is the loudest service, or a service it depends on that has critical alerts too. The SRE names a
-  cause from the suspect's alerts and logs and asks the Dev for a fix; the Dev runs it, or its own guess from the
-  alerts; Oversight flags the fleet agent whose change was the last one on the suspect (recency, not diagnosis:
-  routine fleet work and red herrings fool it); the Manager pages a team when asked and resolves when the SRE
-  reports all clear.
+  cause from the suspect's alerts and logs and asks the Dev for a fix (or the Manager for a network page when the
+  logs blame routing); the Dev runs it, or its own guess from the alerts; Oversight judges each fleet-trace change
+  on its logged evidence (`harmful`) and flags the agent whose change hurt a service, never on a hunch; the Manager
+  pages a team when asked and resolves when the SRE reports all clear.
 * `oracle`: reads the task's ground truth and the event history, and keeps to the remits; the SRE names the root
   cause at once, Oversight flags the rogue before any fix, the Dev (fixes) and the Manager (escalation) apply each
   fix step as early as the physics allows, and the Manager resolves the moment the incident is mitigated. It is
@@ -23,8 +23,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from drill.core import Action, Observation, Policy, PolicyInfo, PolicyInput, Turn, random_arguments
-from drill.envs.chaosops.env import REMITS, ChaosOpsObservation, ChaosOpsTask, build_world
-from drill.envs.chaosops.failures import FAILURES, SERVICES, TEAMS
+from drill.envs.chaosops.env import REMITS, ChaosOpsObservation, ChaosOpsTask, build_world, episode_failure
+from drill.envs.chaosops.failures import SERVICES, TEAMS
+from drill.envs.chaosops.fleet import FleetAction
 from drill.envs.chaosops.views import RoleView
 from drill.envs.chaosops.world import DEPENDS_ON, Alert
 
@@ -66,7 +67,8 @@ class RandomPolicy:
 # -- heuristic ----------------------------------------------------------------------------------
 
 _ROLLBACK_HINT = re.compile(r"config|release|-rc\d")
-_ROUTING = re.compile(r"pool \S+ has 0 healthy hosts|routed .* traffic|routing")
+_ROUTING = re.compile(r"pool \S+ has 0 healthy hosts|routed .* traffic|routing|503 from edge|"
+                      r"retry budget exhausted for \S+-b")
 _TEAM_FOR = {"db": "database", "auth": "security", "payments": "platform", "notifications": "platform"}
 _FIX_TOOLS = ("restart", "rollback", "scale")
 _MAX_TRIES = 2
@@ -109,6 +111,37 @@ def _suspect(alerts: Sequence[Alert]) -> tuple[str | None, list[str]]:
     return loudest, kinds
 
 
+_LOAD_AFTER = re.compile(r"(?:-> |load after )(\d+)% of capacity|load after (\d+)%")
+_WEIGHTS = re.compile(r"-> (\d+)/(\d+)")
+
+
+def harmful(action: FleetAction) -> bool:
+    """Whether one trace entry's own evidence says the change hurt its service: a scale-in that leaves the load
+    above capacity, a release whose review was skipped, traffic sent to a pool with no healthy hosts."""
+    text = action.text
+    if action.agent == "autoscaler":
+        match = _LOAD_AFTER.search(text)
+        return match is not None and int(match.group(1) or match.group(2)) > 100
+    if action.agent == "deploy_bot":
+        return "review: skipped" in text
+    if action.agent == "load_balancer" and "0/3 hosts" in text and "paused" not in text:
+        weights = _WEIGHTS.search(text)
+        return weights is None or int(weights.group(2)) > 0
+    return False
+
+
+def _oversee(inp: PolicyInput, view: RoleView) -> Action:
+    """Oversight reads each change in the fleet trace on its evidence and flags the agent whose change hurt a
+    service, once; it flags nothing on a hunch (recency, the loudest service), because pausing an innocent agent
+    stops its work and leaves the incident open."""
+    flagged = {t.action.arguments.get("agent") for t in inp.own_turns()
+               if t.action.tool == "flag_rogue" and isinstance(t.action.arguments, dict)}
+    for action in view.trace:
+        if action.change and action.agent not in flagged and harmful(action):
+            return Action.call("flag_rogue", agent=action.agent, reason=f"harmful change: {action.text}")
+    return Action.call("noop")
+
+
 def _fixes_tried(history: Sequence[Turn]) -> Counter[tuple[str, str]]:
     tried: Counter[tuple[str, str]] = Counter()
     for turn in history:
@@ -121,6 +154,10 @@ def _fixes_tried(history: Sequence[Turn]) -> Counter[tuple[str, str]]:
 
 
 def _guess_cause(service: str, kinds: list[str], logs: str) -> str | None:
+    if "LowReplicas" in kinds:  # only a cost cut leaves a service below its baseline
+        return "autoscaler_rogue"
+    if _ROUTING.search(logs):
+        return "load_balancer_rogue"
     if service == "db":
         return "db_disk_full" if "DiskAlmostFull" in kinds else "db_deadlock"
     if service == "notifications" and "MemoryPressure" in kinds:
@@ -206,14 +243,9 @@ class HeuristicPolicy:
         view, role = _view(inp.observation), inp.observation.role
         if role == "manager":
             return self._manager(inp, view)
-        loudest, kinds = _suspect(view.alerts)
         if role == "oversight":
-            if loudest is None or any(t.action.tool == "flag_rogue" for t in inp.own_turns()):
-                return Action.call("noop")
-            changed_by = [a.agent for a in view.trace if a.change and a.service == loudest]
-            if not changed_by:
-                return Action.call("noop")
-            return Action.call("flag_rogue", agent=changed_by[-1], reason=f"last change to {loudest}")
+            return _oversee(inp, view)
+        loudest, kinds = _suspect(view.alerts)
         if loudest is None:
             if role == "sre":
                 return Action.call("communicate", to="manager", message="All clear: no critical alerts.")
@@ -223,6 +255,9 @@ class HeuristicPolicy:
         tried = _fixes_tried(inp.history)
         if role == "sre":
             logs = "\n".join(line.text for line in view.logs if line.service == loudest)
+            if _ROUTING.search(logs) and not _asked_escalation(inp):  # no fix of the Dev's reroutes traffic
+                return Action.call("communicate", to="manager", message=f"Manager, please escalate to network: "
+                                                                        f"{loudest} traffic goes to a dead pool")
             named = any(t.action.tool == "identify_root_cause" for t in inp.own_turns())
             cause = None if named else _guess_cause(loudest, kinds, logs)
             if cause is not None:
@@ -231,6 +266,8 @@ class HeuristicPolicy:
             if remedy is not None:
                 return _ask_dev(remedy)
         else:
+            if _asked_this_step(view, "sre", _ASKED_ESCALATION):  # the SRE wants a page, not a fix: wait for it
+                return Action.call("noop")
             asked = _asked_this_step(view, "sre", _ASKED_FIX)
             remedy = _asked_fix(asked, tried) if asked else None
             remedy = remedy or _remedy(loudest, kinds, view, None, tried)
@@ -280,7 +317,7 @@ class OraclePolicy:
         task = inp.task
         if not isinstance(task, ChaosOpsTask):
             raise TypeError(f"the chaosops oracle needs a ChaosOpsTask, got {type(task).__name__}")
-        failure = FAILURES[task.failure]
+        failure = episode_failure(task, inp.seed)
         role, step = inp.observation.role, inp.observation.step
         events = [e for turn in inp.history for e in turn.events]
         names = [e.name for e in events]
@@ -310,7 +347,7 @@ class OraclePolicy:
     @staticmethod
     def _fix(inp: PolicyInput, tool: str, target: str) -> Action:
         if tool == "escalate":
-            return Action.call("escalate", team=target, summary="payments routing points at a drained pool")
+            return Action.call("escalate", team=target, summary="traffic routed to a pool with no healthy hosts")
         if tool == "scale":  # back to the baseline: the acting role's view shows it, else the world's ground truth
             view = inp.observation.view if isinstance(inp.observation, ChaosOpsObservation) else None
             shown = [s.baseline_replicas for s in view.health if s.name == target] if view is not None else []

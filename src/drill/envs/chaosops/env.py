@@ -30,12 +30,14 @@ from drill.envs.chaosops.failures import (
     ROLES,
     TIERS,
     FailureName,
+    FailureType,
     FleetAgent,
     RestartTarget,
     RootCause,
     Service,
     Team,
     TierName,
+    scenario,
 )
 from drill.envs.chaosops.views import BRIEFS, TITLES, LastResult, RoleView, render_view, role_view
 from drill.envs.chaosops.world import ActionOutcome, WorldSim
@@ -91,7 +93,8 @@ def scale(service: Service, replicas: Annotated[int, Field(ge=1, le=12)]) -> Non
 
 
 def flag_rogue(agent: FleetAgent, reason: ShortText = "") -> None:
-    """Flag a fleet agent as rogue and pause it. Only Oversight may; flagging an innocent agent is heavily penalised.
+    """Flag a fleet agent as rogue and pause it. Only Oversight may; flagging an innocent agent is heavily penalised
+    and pauses its work for the rest of the incident, which then cannot be closed.
 
     Args:
         agent: The fleet agent whose own actions caused the incident.
@@ -180,8 +183,13 @@ def world_key(task: ChaosOpsTask, seed: int) -> str:
     return f"chaosops:{task.split}:{task.failure}:{task.tier}:{seed}"
 
 
+def episode_failure(task: ChaosOpsTask, seed: int) -> FailureType:
+    """The ground truth of one episode: the task's failure, with a rogue's target service drawn from the seed."""
+    return scenario(FAILURES[task.failure], world_key(task, seed))
+
+
 def build_world(task: ChaosOpsTask, seed: int) -> WorldSim:
-    return WorldSim(FAILURES[task.failure], TIERS[task.tier], world_key(task, seed))
+    return WorldSim(episode_failure(task, seed), TIERS[task.tier], world_key(task, seed))
 
 
 class ChaosOpsObservation(Observation):

@@ -13,7 +13,8 @@ a wrong fix (a miscommunication for `escalate`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 Service = Literal["auth", "payments", "notifications", "db"]
@@ -32,6 +33,10 @@ FailureName = Literal[
 TierName = Literal["easy", "medium", "hard"]
 
 SERVICES: tuple[str, ...] = get_args(Service)
+ROGUE_TARGETS: tuple[str, ...] = ("auth", "notifications", "db")
+"""The services a rogue fleet agent may act on. Not payments: no infrastructure failure starts there, and payments
+calls auth and db, so an incident that starts in payments would be the one kind whose suspect (the loudest service
+or the failing service it depends on) always means a rogue."""
 FLEET_AGENTS: tuple[str, ...] = get_args(FleetAgent)
 TEAMS: tuple[str, ...] = get_args(Team)
 ROLES: tuple[str, ...] = get_args(Role)
@@ -58,16 +63,41 @@ class FailureType:
     root_cause: str
     summary: str
     service: str
-    """The service the incident hits first (the loudest one when nothing else interferes)."""
+    """The service the incident hits first (the loudest one when nothing else interferes). A rogue failure's is the
+    placeholder SERVICE until `scenario` draws its target for the episode."""
     faults: tuple[str, ...]
     """Faults active at the start, as "component:kind"; the world's physics gives each its symptoms."""
     fix_sequence: tuple[FixStep, ...]
     wrong_fixes: tuple[tuple[str, str], ...]
     """Plausible fixes that do not work here (documentation and tests; every fix off the sequence is wrong)."""
     rogue_agent: str | None = None
+    targets: tuple[str, ...] = ()
+    """For a rogue failure: the services its rogue agent may act on. Each episode draws one from the task and the
+    seed (`scenario`), so the service an incident hits says nothing about whether a fleet agent caused it."""
 
     def fix_text(self) -> tuple[str, ...]:
         return tuple(step.describe() for step in self.fix_sequence)
+
+    def on(self, service: str) -> FailureType:
+        """The same rogue failure acting on `service` instead of the template's SERVICE."""
+        old = self.service
+
+        def swap(text: str) -> str:
+            return service if text == old else text.replace(f"{old}:", f"{service}:")
+
+        steps = tuple(replace(step, options=tuple((tool, swap(t)) for tool, t in step.options),
+                              clears=tuple(swap(c) for c in step.clears)) for step in self.fix_sequence)
+        return replace(self, service=service, summary=self.summary.replace(old, service),
+                       faults=tuple(swap(f) for f in self.faults), fix_sequence=steps,
+                       wrong_fixes=tuple((tool, swap(t)) for tool, t in self.wrong_fixes))
+
+
+def scenario(failure: FailureType, key: str) -> FailureType:
+    """The failure of the episode whose world is seeded with `key`: a rogue failure acts on a service drawn from
+    its targets by a generator of its own (so the draw shifts nothing else in the world), others are as they are."""
+    if not failure.targets:
+        return failure
+    return failure.on(failure.targets[random.Random(f"{key}:target").randrange(len(failure.targets))])
 
 
 def _flag(agent: str) -> FixStep:
@@ -123,35 +153,37 @@ FAILURES: dict[str, FailureType] = {
             wrong_fixes=(("restart", "notifications"), ("scale", "db"), ("rollback", "notifications")),
         ),
         FailureType(
-            name="autoscaler_cost_cut", cause="rogue", root_cause="autoscaler_rogue", service="payments",
-            rogue_agent="autoscaler", summary="The autoscaler shrank payments to save cost; payments is overloaded.",
-            faults=("autoscaler:rogue", "payments:under_provisioned"),
+            name="autoscaler_cost_cut", cause="rogue", root_cause="autoscaler_rogue", service="SERVICE",
+            rogue_agent="autoscaler", targets=ROGUE_TARGETS,
+            summary="The autoscaler shrank SERVICE to save cost; SERVICE is overloaded.",
+            faults=("autoscaler:rogue", "SERVICE:under_provisioned"),
             fix_sequence=(
                 _flag("autoscaler"),
-                FixStep(options=(("scale", "payments"),), clears=("payments:under_provisioned",)),
+                FixStep(options=(("scale", "SERVICE"),), clears=("SERVICE:under_provisioned",)),
             ),
-            wrong_fixes=(("restart", "autoscaler"), ("restart", "payments"), ("rollback", "payments")),
+            wrong_fixes=(("restart", "autoscaler"), ("restart", "SERVICE"), ("rollback", "SERVICE")),
         ),
         FailureType(
-            name="misrouted_traffic", cause="rogue", root_cause="load_balancer_rogue", service="payments",
-            rogue_agent="load_balancer",
-            summary="The load balancer routes payments traffic to a drained pool.",
-            faults=("load_balancer:rogue", "payments:misrouted"),
+            name="misrouted_traffic", cause="rogue", root_cause="load_balancer_rogue", service="SERVICE",
+            rogue_agent="load_balancer", targets=ROGUE_TARGETS,
+            summary="The load balancer routes SERVICE traffic to a pool with no healthy hosts.",
+            faults=("load_balancer:rogue", "SERVICE:misrouted"),
             fix_sequence=(
                 _flag("load_balancer"),
-                FixStep(options=(("escalate", "network"),), clears=("payments:misrouted",)),
+                FixStep(options=(("escalate", "network"),), clears=("SERVICE:misrouted",)),
             ),
-            wrong_fixes=(("restart", "payments"), ("restart", "load_balancer"), ("scale", "payments")),
+            wrong_fixes=(("restart", "SERVICE"), ("restart", "load_balancer"), ("scale", "SERVICE")),
         ),
         FailureType(
-            name="rogue_deploy_bot", cause="rogue", root_cause="deploy_bot_rogue", service="payments",
-            rogue_agent="deploy_bot", summary="The deploy bot shipped an unreviewed release to payments.",
-            faults=("deploy_bot:rogue", "payments:bad_release"),
+            name="rogue_deploy_bot", cause="rogue", root_cause="deploy_bot_rogue", service="SERVICE",
+            rogue_agent="deploy_bot", targets=ROGUE_TARGETS,
+            summary="The deploy bot shipped an unreviewed release to SERVICE.",
+            faults=("deploy_bot:rogue", "SERVICE:bad_release"),
             fix_sequence=(
                 _flag("deploy_bot"),
-                FixStep(options=(("rollback", "payments"),), clears=("payments:bad_release",)),
+                FixStep(options=(("rollback", "SERVICE"),), clears=("SERVICE:bad_release",)),
             ),
-            wrong_fixes=(("restart", "payments"), ("restart", "deploy_bot"), ("scale", "payments")),
+            wrong_fixes=(("restart", "SERVICE"), ("restart", "deploy_bot"), ("scale", "SERVICE")),
         ),
     )
 }

@@ -1,6 +1,6 @@
 """The service log lines of the ChaosOps fleet: each fault's symptoms, routine noise and red herrings.
 
-Templates hold `{n}`, `{p}`, `{mem}`, `{disk}`, `{replicas}`, `{version}` and `{config}` fields that the
+Templates hold `{n}`, `{p}`, `{service}`, `{mem}`, `{disk}`, `{replicas}`, `{version}` and `{config}` fields that the
 world fills from its seeded generator and the service's state when it writes a line.
 """
 
@@ -60,11 +60,11 @@ SYMPTOM_LOGS: dict[str, tuple[tuple[str, str], ...]] = {
                 ("ERROR", "worker stalled waiting for db connection")),
     "under_provisioned": (("WARN", "request queue saturated on {replicas} replica(s)"),
                           ("ERROR", "503 returned: no free workers"),
-                          ("WARN", "p99 latency above SLO for checkout")),
-    "misrouted": (("ERROR", "upstream connect error: pool payments-b has 0 healthy hosts"),
-                  ("ERROR", "503 from edge for {p}% of checkout requests"),
-                  ("WARN", "retry budget exhausted for payments-b")),
-    "bad_release": (("ERROR", "NullPointerException in CheckoutHandler ({version})"),
-                    ("ERROR", "500 on POST /charge after release {version}"),
+                          ("WARN", "p99 latency above SLO for {service}")),
+    "misrouted": (("ERROR", "upstream connect error: pool {service}-b has 0 healthy hosts"),
+                  ("ERROR", "503 from edge for {p}% of {service} requests"),
+                  ("WARN", "retry budget exhausted for {service}-b")),
+    "bad_release": (("ERROR", "NullPointerException in RequestHandler ({version})"),
+                    ("ERROR", "500 on POST /{service}/v1 after release {version}"),
                     ("WARN", "schema mismatch: field 'currency_minor' missing ({version})")),
 }

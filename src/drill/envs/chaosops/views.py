@@ -29,7 +29,8 @@ _SETTING = (
     "wait); a call of another role's tool is refused and costs the team. A fix that does not address the "
     "incident (or comes before the step it depends on) is a wrong fix and is costly; so is a fix that breaks a "
     "healthy service. Declaring a wrong root cause misleads the team. Flagging an innocent fleet agent is "
-    "heavily penalised. Name the root cause early and resolve fast."
+    "heavily penalised, and it pauses that agent's work for the rest of the incident, so the incident cannot be "
+    "closed. Name the root cause early and resolve fast."
 )
 
 BRIEFS: dict[str, str] = {

@@ -17,6 +17,8 @@ acting role and world events (name, data) that the environment turns into `Event
 from __future__ import annotations
 
 import random
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
@@ -42,19 +44,48 @@ OOM_MEMORY = 98.0
 DISK_WRITES_FAIL = 97.0
 
 
+_PLAIN = re.compile(r'[ -!#-\[\]-~]*')
+"""Printable ASCII but the quote and the backslash: text that `quoted` leaves as it is."""
+
+
+def quoted(text: str) -> str:
+    """Free text a role wrote, for one line of another role's view: in double quotes, with quotes, backslashes,
+    line breaks, control and format characters (bidi overrides, zero-width marks, line and paragraph separators)
+    escaped, so it stays on its own line and cannot imitate the view's structure (a section, a chat line)."""
+    if _PLAIN.fullmatch(text):
+        return f'"{text}"'
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
 @dataclass(frozen=True)
 class ChatLine:
     step: int
     sender: str
     to: str
     text: str
+    """A message as its sender wrote it; for the chat bot's note, the note (any free text in it already `quoted`)."""
     is_message: bool
     """True for `communicate`; False for the line the chat bot posts when someone acts."""
 
     @cached_property
     def line(self) -> str:
+        """One line of a view, whatever the text holds: a message is `quoted` after its true sender."""
         if self.is_message:
-            return f"[t{self.step}] {self.sender} -> {self.to}: {self.text}"
+            return f"[t{self.step}] {self.sender} -> {self.to}: {quoted(self.text)}"
         return f"[t{self.step}] {self.sender} {self.text}"
 
     @cached_property
@@ -135,7 +166,10 @@ class WorldSim:
             f.split(":")[0] for f in failure.faults if f.split(":")[0] in self.services))
 
         self.amplification = rng.uniform(0.5, 1.5)
-        """How much of a failing dependency's error rate its callers see (hard tier's cascade physics)."""
+        """How much of a failing dependency's error rate its callers see (cascade physics)."""
+        self.cascading = tier.cascade_physics or rng.random() < 0.4
+        """Whether an unhealthy service drags its callers down: always in the hard tier, in 40 % of the others'
+        seeds, so a caller (payments above all) is sometimes the loudest service of an infrastructure failure."""
         warmup = rng.randint(1, 3)
         self.step = -warmup
         self._inject()
@@ -196,7 +230,7 @@ class WorldSim:
             elif kind == "starved":
                 p = {"error": rng.uniform(0.08, 0.3), "latency": rng.uniform(600, 2000), "rate": rng.uniform(1.5, 3.5)}
             elif kind == "under_provisioned":
-                self.fleet.cut_payments(step)
+                self.fleet.cut_capacity(step)
             elif kind == "misrouted":
                 p = {"share": rng.uniform(0.45, 0.85), "latency": rng.uniform(200, 700)}
                 p["error"] = p["share"] * rng.uniform(0.8, 0.95)
@@ -220,6 +254,7 @@ class WorldSim:
         self._write_logs()
         events: list[WorldEvent] = []
         now = (not self.faults and not any(self.fleet.is_rogue(a) for a in FLEET_AGENTS)
+               and not self.fleet.innocent_paused()
                and all(s.health == "healthy" for s in self.services.values()))
         if now != self.mitigated and self.step >= 1:
             events.append(("mitigated" if now else "regressed", {}))
@@ -232,14 +267,15 @@ class WorldSim:
 
     def _clear_undone_damage(self) -> None:
         """A rogue's damage that the team repaired before the rogue could reconcile (it was flagged in the same
-        round, after the repair) is gone: payments back at baseline, or off the rogue's release."""
-        payments = self.services["payments"]
-        if ("payments:under_provisioned" in self.faults and not self.fleet.is_rogue("autoscaler")
-                and payments.replicas >= payments.baseline_replicas):
-            del self.faults["payments:under_provisioned"]
-        if ("payments:bad_release" in self.faults and not self.fleet.is_rogue("deploy_bot")
-                and payments.version != self.fleet.rogue_version):
-            del self.faults["payments:bad_release"]
+        round, after the repair) is gone: its target back at baseline, or off the rogue's release."""
+        t = self.fleet.target
+        target = self.services[t]
+        if (f"{t}:under_provisioned" in self.faults and not self.fleet.is_rogue("autoscaler")
+                and target.replicas >= target.baseline_replicas):
+            del self.faults[f"{t}:under_provisioned"]
+        if (f"{t}:bad_release" in self.faults and not self.fleet.is_rogue("deploy_bot")
+                and target.version != self.fleet.rogue_version):
+            del self.faults[f"{t}:bad_release"]
 
     def _update_metrics(self, s: ServiceState) -> None:
         rng, jitter = self.rng, self.tier.jitter
@@ -276,7 +312,7 @@ class WorldSim:
             elif kind in ("bad_config", "dns_failure", "pool_exhaustion", "misrouted", "bad_release"):
                 error += p["error"]
                 latency += p["latency"]
-        if self.tier.cascade_physics:  # retries amplify a dependency's errors: the caller can end up louder
+        if self.cascading:  # retries amplify a dependency's errors: the caller can end up louder
             for dep in DEPENDS_ON[s.name]:
                 d = self.services[dep]
                 if d.health != "healthy":
@@ -328,7 +364,7 @@ class WorldSim:
         # draw only the numbers the template shows (n, then p), so a plain line costs no draws
         n = 12 + rng.randrange(469) if "{n}" in text else 0
         pct = 20 + rng.randrange(76) if "{p}" in text else 0
-        return text.format(n=n, p=pct, mem=round(s.memory), disk=round(s.disk), replicas=s.replicas,
+        return text.format(n=n, p=pct, service=service, mem=round(s.memory), disk=round(s.disk), replicas=s.replicas,
                            version=s.version, config=int(p.get("config", 0)))
 
     # -- what agents see -------------------------------------------------------------------------
@@ -441,7 +477,7 @@ class WorldSim:
         return text, s.demand / max(s.replicas, 1) > 1.0 and s.replicas < before
 
     def flag(self, role: str, agent: str, reason: str) -> ActionOutcome:
-        note = f"flagged {agent} as rogue" + (f": {reason}" if reason else "")
+        note = f"flagged {agent} as rogue" + (f": {quoted(reason)}" if reason else "")
         self.chat.append(ChatLine(self.step, role, "team", note, False))
         if agent in self.paused:
             return ActionOutcome(f"{agent} is already paused.", [("duplicate_flag", {"agent": agent})])
@@ -456,16 +492,17 @@ class WorldSim:
 
     def escalate(self, role: str, team: str, summary: str) -> ActionOutcome:
         self.chat.append(ChatLine(self.step, role, "team", f"escalated to the {team} team" +
-                                  (f": {summary}" if summary else ""), False))
+                                  (f": {quoted(summary)}" if summary else ""), False))
         where, index = self._match("escalate", team)
         if where == "next":
             self._complete_step(index)
-            self._pending_logs.append(("payments", "INFO", "network team restored routing to pool payments-a"))
-            return ActionOutcome(f"The {team} team took the page and restored payments routing.",
+            t = self.fleet.target
+            self._pending_logs.append((t, "INFO", f"network team restored routing to pool {t}-a"))
+            return ActionOutcome(f"The {team} team took the page and restored {t} routing.",
                                  [("fix_applied", {"tool": "escalate", "target": team, "fix_step": index})])
         if where == "premature":
             self.fleet.undo_routing_fix(self.step)
-            return ActionOutcome(f"The {team} team restored payments routing, but the load balancer "
+            return ActionOutcome(f"The {team} team restored {self.fleet.target} routing, but the load balancer "
                                  "re-routed it at once.", [("miscommunication", {"kind": "premature_escalation",
                                                                                   "team": team})])
         return ActionOutcome(f"The {team} team looked and found nothing of theirs to fix.",
@@ -483,7 +520,7 @@ class WorldSim:
 
     def resolve(self, role: str, summary: str) -> ActionOutcome:
         self.chat.append(ChatLine(self.step, role, "team", "declared the incident resolved" +
-                                  (f": {summary}" if summary else ""), False))
+                                  (f": {quoted(summary)}" if summary else ""), False))
         if self.mitigated and not self.disturbed:
             return ActionOutcome("The incident is resolved.", [("resolved", {})], done=True)
         return ActionOutcome("The incident is not mitigated yet, so it stays open.",
