@@ -34,12 +34,15 @@ CHILD_MARK = b"_install_filter"  # in the command line of every child (its sourc
 
 
 def children() -> set[int]:
-    """Processes on this machine running the sandbox's child."""
+    """Processes on this machine running a sandbox child of this test process (a leaked one keeps its parent's pid in
+    its command line when it is orphaned; another process's sandboxes, such as a second test run's, are not ours)."""
     found = set()
+    ours = f"--drill-parent={os.getpid()}".encode()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if CHILD_MARK in Path(f"/proc/{entry}/cmdline").read_bytes():
+                command = Path(f"/proc/{entry}/cmdline").read_bytes()
+                if CHILD_MARK in command and ours in command:
                     found.add(int(entry))
             except OSError:
                 pass

@@ -196,7 +196,8 @@ class _Child:
     def __init__(self, source: str, entry_point: str, limits: Limits, sandbox: str) -> None:
         self.limits = limits
         self.workdir: str | None = None
-        child = ["-I", "-S", "-B", "-c", CHILD_SOURCE]
+        # the parent's pid in the command line (sys.argv[1], unused by the child) tells whose sandbox a process is
+        child = ["-I", "-S", "-B", "-c", CHILD_SOURCE, f"--drill-parent={os.getpid()}"]
         env = {"LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
         if sandbox == "jail":
             built = jail.jail()
