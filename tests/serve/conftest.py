@@ -1,4 +1,4 @@
-"""A `drill serve` process on loopback per test module that asks for one (`serve(env, *flags)`)."""
+"""A `drill serve` process on loopback per env and flags, shared by the test session (`serve(env, *flags)`)."""
 
 from __future__ import annotations
 
@@ -70,9 +70,10 @@ class Served:
         self.log.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def serve() -> Iterator[Callable[..., Served]]:
-    """`serve("triage", "--mode", "agent")`: a running server (one per env and flags, stopped after the module)."""
+    """`serve("triage", "--mode", "agent")`: a running server, one per env and flags for the whole session (each
+    start imports Drill in a fresh process: seconds; tests that need a server of their own pass their own flags)."""
     running: dict[tuple[str, ...], Served] = {}
 
     def start(env: str, *flags: str) -> Served:

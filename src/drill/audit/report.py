@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from drill.audit.search import AuditResult, Finding
-from drill.evaluate.report import atomic_write_text
+from drill.evaluate.report import atomic_write_text, save_figure
 
 __all__ = ["findings_table", "print_findings", "write_audit", "write_chart"]
 
@@ -94,8 +94,4 @@ def write_chart(path: Path, result: AuditResult, top: int = 15) -> None:
     ax.set_title(f"drill audit {result.env}: best strategies that never see ground truth (red: flagged)")
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    tmp.replace(path)
+    save_figure(fig, path, dpi=110, bbox_inches="tight")

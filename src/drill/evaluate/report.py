@@ -50,6 +50,18 @@ _REPORT_EXCLUDE = {"turns": {"__all__": {"observation": {"tools", "instructions"
 an env's structured view (ChaosOps'), which holds the facts of the text."""
 
 
+def save_figure(fig: Any, path: Path, **savefig: Any) -> None:
+    """Write a matplotlib figure as `path` atomically (a reader never sees half a PNG) and close it."""
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
+    try:
+        fig.savefig(tmp, **({"dpi": 120} | savefig))
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+
 def write_results(path: Path, meta: Mapping[str, Any], summary: Sequence[Mapping[str, Any]],
                   episodes: Iterable[Episode]) -> None:
     """results.json: run metadata, the summary rows of the table, and every episode with its score (compact JSON:
@@ -151,7 +163,4 @@ def grouped_bar_chart(path: Path, rows: Sequence[Mapping[str, Any]], group: str,
     ax.set_title(title)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=120)
-    os.replace(tmp, path)
+    save_figure(fig, path)

@@ -26,7 +26,7 @@ from rich.markup import escape
 
 from drill.cli_options import unescape
 from drill.console import fatal, usage_error
-from drill.train.config import RunConfig, checked, read_settings
+from drill.train.config import RunConfig, checked, parse_scalar, read_settings
 
 FLAG_NAMES: dict[str, tuple[str, ...]] = {
     "env_options": ("--env-option", "-E"), "roles": ("--role",), "role_rewards": ("--role-reward",),
@@ -121,19 +121,9 @@ def _key_values(items: list[str], option: str, convert: bool) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip() or not value.strip():
             usage_error(f"{option} {item!r}: expected KEY=VALUE")
-        parsed[key.strip()] = _scalar(value.strip()) if convert else value.strip()
+        scalar = parse_scalar(value.strip()) if convert else None
+        parsed[key.strip()] = value.strip() if scalar is None else scalar  # an env option is never None
     return parsed
-
-
-def _scalar(text: str) -> str | int | float | bool:
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 CONVERT: dict[str, Callable[[Any], Any]] = {

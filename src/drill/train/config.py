@@ -21,6 +21,22 @@ from drill.models.prompt import PROMPT_FLAGS, tool_listing_problem
 EnvOptionValue = str | int | float | bool
 
 
+def parse_scalar(text: str) -> str | int | float | bool | None:
+    """A value written on the command line (`-E k=1`, `--stage sft:epochs=2`): true/false, none/null, an int, a
+    float, else the text itself."""
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def setting(group: str, default: Any, text: str) -> Any:
     """A documented setting: `text` is its help, `group` its heading in `drill train --help`."""
     metadata = {"help": text, "group": group}

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from drill.evaluate.report import atomic_write_text
+from drill.evaluate.report import atomic_write_text, save_figure
 
 REWARD_PREFIX = "reward/"
 
@@ -98,8 +98,4 @@ def plot_learning_curve(records: Sequence[dict[str, Any]], path: Path, title: st
     if components:  # a stage without reward components (SFT's NLL) draws no lines to label
         bottom.legend(fontsize=7, ncol=3)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    save_figure(fig, path)

@@ -23,15 +23,14 @@ evaluation (the existing
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from drill.evaluate.report import atomic_write_text
-from drill.train.config import RunConfig
+from drill.evaluate.report import atomic_write_text, save_figure
+from drill.train.config import RunConfig, parse_scalar
 from drill.train.methods import METHODS, method
 from drill.train.methods import train as train_method
 from drill.train.run import BaseModel, plan_run
@@ -48,19 +47,6 @@ class Stage:
     """The method's `Options`."""
     config: RunConfig
     """The run config for this stage: its own output folder, its overrides, no closing evaluation."""
-
-
-def _value(text: str) -> Any:
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    if text.lower() in ("none", "null"):
-        return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def parse_stage(spec: str, index: int, config: RunConfig, defaults: Mapping[str, Any] | None = None) -> Stage:
@@ -81,9 +67,9 @@ def parse_stage(spec: str, index: int, config: RunConfig, defaults: Mapping[str,
         if not sep:
             raise ValueError(f"stage {index} {spec!r}: expected KEY=VALUE, got {part!r}")
         if key in option_names:
-            chosen[key] = _value(value.strip())
+            chosen[key] = parse_scalar(value.strip())
         elif key in config_names:
-            overrides[key] = _value(value.strip())
+            overrides[key] = parse_scalar(value.strip())
         else:
             raise ValueError(f"stage {index} {spec!r}: unknown option {key!r}; {name} takes "
                              f"{', '.join(sorted(option_names)) or 'run-config fields'} or any run-config field")
@@ -213,8 +199,4 @@ def plot_stages(records: Sequence[dict[str, Any]], path: Path, title: str) -> No
         if axis.get_legend_handles_labels()[0]:
             axis.legend(fontsize=8)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    save_figure(fig, path)

