@@ -20,8 +20,8 @@ another value of its kind is wrong (so a list of every sender earns nothing).
 
 About NO_ANSWER_SHARE of the questions have no answer: the question is asked one to fourteen days before its
 message was sent, when the inbox holds no mail with that subject, and "I don't know" is the right reply. An
-answerable question is asked one hour to fourteen days after its message. Each message is asked about once; the
-kinds are kept about even (an amount is asked whenever a chosen message states one). Same store, inbox, count and
+answerable question is asked one hour to fourteen days after its message. Each message is asked about once, of the
+kind asked least so far that it can answer, so the kinds stay about even as far as the mail allows. Same store, inbox, count and
 seed: the same questions, byte for byte. The split is by a hash of the question's text, one in five to test, as for
 model-written questions. `RuleReport` counts every message not asked about, by reason.
 """
@@ -41,7 +41,8 @@ from drill.envs.inbox.store import MailStore, StoredMessage
 
 __all__ = ["DEFAULT_COUNT", "KINDS", "NO_ANSWER_SHARE", "RuleReport", "generate_rule_questions", "subject_key"]
 
-KINDS = ("name", "date", "amount")
+KINDS = ("amount", "name", "date")
+"""In the order a message is asked about them when the kinds are even so far (an amount is the rarest)."""
 DEFAULT_COUNT = 200
 NO_ANSWER_SHARE = 0.15
 MIN_SUBJECT_WORDS = 3
@@ -214,13 +215,14 @@ def generate_rule_questions(store: MailStore, inbox: str, count: int, seed: int 
     report.eligible = len(facts)
     rng = random.Random(seed)
     rng.shuffle(facts)
-    none_left = round(count * NO_ANSWER_SHARE)
+    none_left = round(min(count, len(facts)) * NO_ANSWER_SHARE)
     made: list[InboxQuestion] = []
     asked: Counter[str] = Counter()
-    for fact in facts:
+    for index, fact in enumerate(facts):
         if len(made) == count:
             break
-        answerable = rng.random() >= none_left / (count - len(made))
+        slots = min(count - len(made), len(facts) - index)
+        answerable = rng.random() >= none_left / slots
         kinds = [k for k in sorted(fact.golds, key=lambda k: (asked[k], KINDS.index(k)))
                  if not _states_own_answer(_question_text(k, fact), k, fact.golds[k])]
         if not kinds:
