@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 from drill.cli import app
 from drill.core import Action, PolicyInfo, run_episodes
 from drill.envs.inbox.baselines import OraclePolicy
-from drill.envs.inbox.questions import IDK, load_questions
-from drill.envs.inbox.rule_questions import generate_rule_questions, subject_key
+from drill.envs.inbox.questions import IDK, InboxQuestion, load_questions, normalize_answer
+from drill.envs.inbox.rule_questions import _checks, generate_rule_questions, subject_key
 from drill.envs.inbox.spec import load, make_rubric
 from drill.envs.inbox.store import MailStore
+from drill.models.testing import StubOpenAIServer, text_reply
 
 runner = CliRunner()
 OWNER = "sally.beck@enron.com"
@@ -203,3 +204,31 @@ def test_subject_key_strips_reply_prefixes_and_amounts_must_be_one_value(db: Pat
     with pytest.raises(ValueError, match="no inbox 'x'"):
         generate_rule_questions(store, "x", 5)
 
+
+def test_no_question_states_its_answer_and_unreadable_golds_are_dropped(db: Path) -> None:
+    store = MailStore(db, read_only=True)
+    for seed in range(8):
+        questions, _ = generate_rule_questions(store, OWNER, 11, seed)
+        named = [q for q in questions if q.kind == "name" and q.answer is not None]
+        assert all(not set(normalize_answer(q.answer or "")) <= set(normalize_answer(q.question)) for q in named)
+    assert any(q.kind == "date" and "Phillip Allen vacation" in q.question for q in questions)
+    office = InboxQuestion(id="x", split="test", inbox=OWNER, question='Who sent the email "Room change"?',
+                           asked_at="2001-05-20 00:00:00", answer="Office", kind="name")
+    assert _checks(office, {}) == "the judge cannot read its gold"  # "office" only says what a name is
+    assert _checks(office.model_copy(update={"answer": "Mark Taylor"}), {}) is None
+
+
+
+def test_the_model_server_path_is_generator_openai(db: Path, tmp_path: Path) -> None:
+    proposal = {"questions": [{"question": "What limit did the board approve for trading this quarter?",
+                               "answer": "$2,500,000", "source_ids": ["2.rule@enron.com"]}]}
+    with StubOpenAIServer(text_reply(lambda request: json.dumps(proposal))) as server:
+        out = tmp_path / "model.jsonl"
+        result = _generate(db, out, "--generator", "openai", "--base-url", server.base_url, "--model", "writer",
+                           "--batches", "1", "--batch-size", "14")
+        assert result.exit_code == 0, result.output
+        assert "1 batches, 1 proposed, 1 kept" in result.output and server.requests[0]["model"] == "writer"
+        [question] = load_questions(out)
+        assert question.kind == "generated" and question.sources == ("2.rule@enron.com",)
+        again = _generate(db, out, "--generator", "openai", "--base-url", server.base_url, "--model", "writer")
+        assert again.exit_code == 2 and len(server.requests) == 1  # refused before any call to the model
