@@ -91,8 +91,9 @@ def generate_questions(
     model: str | None = typer.Option(None, "--model", help="The model that writes the questions (openai)."),
     api_key_env: str = KeyEnvOpt,
     batches: int | None = typer.Option(None, "--batches",
-                                       help=f"How many batches of emails to show the model (openai; default {BATCHES})."),
-    batch_size: int | None = typer.Option(None, "--batch-size", help=f"Emails per batch (openai; default {BATCH_SIZE})."),
+                                       help=f"Batches of emails to show the model (openai; default {BATCHES})."),
+    batch_size: int | None = typer.Option(None, "--batch-size",
+                                          help=f"Emails per batch (openai; default {BATCH_SIZE})."),
     per_batch: int | None = typer.Option(None, "--per-batch",
                                          help=f"Questions to ask for per batch (openai; default {PER_BATCH})."),
 ) -> None:

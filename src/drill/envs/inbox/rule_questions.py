@@ -4,9 +4,9 @@ Each question is about one message, named by its subject, and its gold answer is
 
 * `name` — 'Who sent the email "Q3 forecast numbers"?': the sender's display name, with its address (and the
   name without middle initials) as aliases; the address alone when the message has no name;
-* `date` — 'On what date (UTC) did Phillip Allen send the email "Q3 forecast numbers"?': the UTC day, as
-  "May 14, 2001" with "2001-05-14" as an alias (`read_email` shows dates in UTC);
-* `amount` — 'What amount of money does the email "Q3 forecast numbers" from Phillip Allen mention?': only for a
+* `date` — 'On what date was the email "Q3 forecast numbers" sent?': the UTC day (`read_email` shows dates in UTC),
+  as "May 14, 2001" with "2001-05-14" as an alias;
+* `amount` — 'What amount of money does the email "Q3 forecast numbers" mention?': only for a
   message whose subject and body state exactly one amount of money (`$18,400`, `USD 48,500`, `1740 dollars`,
   repeated or not).
 
@@ -21,9 +21,9 @@ another value of its kind is wrong (so a list of every sender earns nothing).
 About NO_ANSWER_SHARE of the questions have no answer: the question is asked one to fourteen days before its
 message was sent, when the inbox holds no mail with that subject, and "I don't know" is the right reply. An
 answerable question is asked one hour to fourteen days after its message. Each message is asked about once, of the
-kind asked least so far that it can answer, so the kinds stay about even as far as the mail allows. Same store, inbox, count and
-seed: the same questions, byte for byte. The split is by a hash of the question's text, one in five to test, as for
-model-written questions. `RuleReport` counts every message not asked about, by reason.
+kind asked least so far that it can answer, so the kinds stay about even as far as the mail allows. Same store,
+inbox, count and seed: the same questions, byte for byte. The split is by a hash of the question's text, one in five
+to test, as for model-written questions. `RuleReport` counts every message not asked about, by reason.
 """
 
 from __future__ import annotations
@@ -135,12 +135,13 @@ def _fact(message: StoredMessage, subjects: Counter[str]) -> _Fact | str:
 
 
 def _question_text(kind: str, fact: _Fact) -> str:
-    who = fact.golds["name"][0]
+    """The question: the subject alone names the message (it is unique), so the sender's name is left out, which
+    keyword searches would look for in the subject and body, where it often is not."""
     if kind == "name":
         return f'Who sent the email "{fact.subject}"?'
     if kind == "date":
-        return f'On what date (UTC) did {who} send the email "{fact.subject}"?'
-    return f'What amount of money does the email "{fact.subject}" from {who} mention?'
+        return f'On what date was the email "{fact.subject}" sent?'
+    return f'What amount of money does the email "{fact.subject}" mention?'
 
 
 def _other_value(kind: str, gold: str) -> str:
