@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import mailbox
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,9 @@ from drill.cli import app
 from drill.core import Action, PolicyInfo, run_episodes
 from drill.envs.inbox.baselines import OraclePolicy
 from drill.envs.inbox.questions import IDK, InboxQuestion, load_questions, normalize_answer
-from drill.envs.inbox.rule_questions import _checks, generate_rule_questions, subject_key
+from drill.envs.inbox.rule_questions import _checks, _fact, generate_rule_questions, subject_key
 from drill.envs.inbox.spec import load, make_rubric
-from drill.envs.inbox.store import MailStore
+from drill.envs.inbox.store import MailStore, StoredMessage
 from drill.models.testing import StubOpenAIServer, text_reply
 
 runner = CliRunner()
@@ -232,3 +233,19 @@ def test_the_model_server_path_is_generator_openai(db: Path, tmp_path: Path) -> 
         assert question.kind == "generated" and question.sources == ("2.rule@enron.com",)
         again = _generate(db, out, "--generator", "openai", "--base-url", server.base_url, "--model", "writer")
         assert again.exit_code == 2 and len(server.requests) == 1  # refused before any call to the model
+
+
+@pytest.mark.parametrize("body, amount", [
+    ("The total is $1,740.00, i.e. 1740 dollars.", "$1,740.00"),
+    ("Budget: $48k, approved.", "$48k"),
+    ("We owe $2,500, not more.", "$2,500"),
+    ("We pay $500 now and ¥30,000 on arrival.", None),
+    ("Fees: EUR 1,200; the deposit is 300 euros.", None),
+    ("No money here, just 42 widgets on 5/14.", None),
+])
+def test_an_amount_is_asked_only_when_the_mail_states_one(body: str, amount: str | None) -> None:
+    message = StoredMessage(message_id="m@x", subject="Quarterly budget numbers", sender="a@x", sender_name="A B",
+                            date="2024-05-01 10:00:00", body=body, recipients=(), attachments=())
+    fact = _fact(message, Counter({subject_key(message.subject): 1}))
+    assert not isinstance(fact, str)
+    assert fact.golds.get("amount", (None,))[0] == amount

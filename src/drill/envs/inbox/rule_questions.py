@@ -49,9 +49,11 @@ MIN_SUBJECT_WORDS = 3
 MAX_SUBJECT_CHARS = 100
 _STAMP = "%Y-%m-%d %H:%M:%S"
 _PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|sv|tr|wg)\s*(?:\[\d+\])?\s*:\s*)+", re.IGNORECASE)
+_CURRENCY_CODES = "USD|US\\$|EUR|GBP|JPY|CHF|CAD|AUD|CNY|INR"
 _MONEY = re.compile(
-    r"(?:[$€£]|\b(?:USD|US\$|EUR|GBP)\s?)\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|thousand|million|m|bn|billion)\b)?"
-    r"|\b\d[\d,]*(?:\.\d+)?\s?(?:dollars|euros|pounds|usd|eur|gbp)\b", re.IGNORECASE)
+    rf"(?:[$€£¥₹]|\b(?:{_CURRENCY_CODES})\s?)\s?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?:k|thousand|million|m|bn|billion)\b)?"
+    rf"|\b\d(?:[\d,]*\d)?(?:\.\d+)?\s?(?:dollars|euros|pounds|yen|francs|rupees|{_CURRENCY_CODES})\b", re.IGNORECASE)
+"""Amounts of money in any currency: a message is asked about its amount only when all of these agree."""
 
 
 @dataclass
