@@ -50,9 +50,10 @@ MAX_SUBJECT_CHARS = 100
 _STAMP = "%Y-%m-%d %H:%M:%S"
 _PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|sv|tr|wg)\s*(?:\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 _CURRENCY_CODES = "USD|US\\$|EUR|GBP|JPY|CHF|CAD|AUD|CNY|INR"
+_NUMBER = r"\d(?:[\d,]*\d)?(?:\.\d+)?"
 _MONEY = re.compile(
-    rf"(?:[$€£¥₹]|\b(?:{_CURRENCY_CODES})\s?)\s?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?:k|thousand|million|m|bn|billion)\b)?"
-    rf"|\b\d(?:[\d,]*\d)?(?:\.\d+)?\s?(?:dollars|euros|pounds|yen|francs|rupees|{_CURRENCY_CODES})\b", re.IGNORECASE)
+    rf"(?:[$€£¥₹]|\b(?:{_CURRENCY_CODES})\s?)\s?{_NUMBER}(?:\s?(?:k|thousand|million|m|bn|billion)\b)?"
+    rf"|\b{_NUMBER}\s?(?:dollars|euros|pounds|yen|francs|rupees|{_CURRENCY_CODES})\b", re.IGNORECASE)
 """Amounts of money in any currency: a message is asked about its amount only when all of these agree."""
 
 
@@ -121,8 +122,10 @@ def _fact(message: StoredMessage, subjects: Counter[str]) -> _Fact | str:
         return "subject too short or too long to name one message"
     if subjects[key] > 1:
         return "subject shared with another message"
-    assert message.date is not None
-    day = datetime.strptime(message.date, _STAMP)
+    try:
+        day = datetime.strptime(message.date or "", _STAMP)
+    except ValueError:
+        return "date not in the store's form"
     if not 1900 <= day.year <= 2100:
         return "implausible date"
     golds = {"date": (f"{day:%B} {day.day}, {day.year}", (f"{day:%Y-%m-%d}",))}
