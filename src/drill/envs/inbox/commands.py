@@ -9,7 +9,9 @@ import typer
 from rich.text import Text
 
 from drill.console import console, fatal, usage_error
-from drill.envs.inbox.store import StoreError
+from drill.envs.inbox.question_writer import BATCH_SIZE, BATCHES, PER_BATCH, QuestionWriter
+from drill.envs.inbox.rule_questions import DEFAULT_COUNT
+from drill.envs.inbox.store import MailStore, StoreError
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES
 from drill.evaluate.report import progress_bar
 
@@ -33,7 +35,6 @@ def ingest_command(
     """Ingest maildir or mbox mail into a SQLite FTS5 mail store; running it again adds nothing. Every message file
     is stored, counted as a duplicate, or reported as skipped with its reason."""
     from drill.envs.inbox.ingest import IngestReport, ingest, user_sources
-    from drill.envs.inbox.store import MailStore
 
     if not path.exists():
         usage_error(f"nothing to ingest at {path}")
@@ -75,31 +76,90 @@ def build_synthetic(
 
 @inbox_app.command("generate-questions")
 def generate_questions(
-    db: Path = typer.Option(..., "--db", help="The mail store."),
-    user: str = typer.Option(..., "--user", help="The inbox to write questions about."),
-    base_url: str = typer.Option(..., "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."),
-    model: str = typer.Option(..., "--model", help="The model that writes the questions."),
-    api_key_env: str = KeyEnvOpt,
+    db: Path = typer.Option(..., "--db", help="The mail store (from `drill inbox ingest`)."),
+    user: str | None = typer.Option(None, "--user", help="The inbox to write questions about; default the store's "
+                                                        "only inbox."),
     out: Path = typer.Option(Path("questions.jsonl"), "--out", help="Where to write the questions JSONL."),
-    batches: int = typer.Option(20, "--batches", help="How many batches of emails to show the model."),
-    batch_size: int = typer.Option(20, "--batch-size", help="Emails per batch."),
-    per_batch: int = typer.Option(5, "--per-batch", help="Questions to ask for per batch."),
-    seed: int = typer.Option(0, "--seed", help="Picks the batches."),
+    force: bool = typer.Option(False, "--force", help="Overwrite --out if it exists."),
+    seed: int = typer.Option(0, "--seed", help="Picks the messages (rules) or the batches (openai)."),
+    generator: str = typer.Option("rules", "--generator",
+                                  help="rules: questions read from the mail by rules (who sent, when, which amount; "
+                                       "no model needed); openai: written by a model at --base-url."),
+    count: int | None = typer.Option(None, "--count", help=f"How many questions (rules; default {DEFAULT_COUNT})."),
+    base_url: str | None = typer.Option(None, "--base-url",
+                                        help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (openai)."),
+    model: str | None = typer.Option(None, "--model", help="The model that writes the questions (openai)."),
+    api_key_env: str = KeyEnvOpt,
+    batches: int | None = typer.Option(None, "--batches",
+                                       help=f"Batches of emails to show the model (openai; default {BATCHES})."),
+    batch_size: int | None = typer.Option(None, "--batch-size",
+                                          help=f"Emails per batch (openai; default {BATCH_SIZE})."),
+    per_batch: int | None = typer.Option(None, "--per-batch",
+                                         help=f"Questions to ask for per batch (openai; default {PER_BATCH})."),
 ) -> None:
-    """Write question / answer / source triples for a real inbox with an LLM, keeping only those that check out."""
-    from drill.envs.inbox.question_writer import QuestionWriter
-    from drill.envs.inbox.store import MailStore
-
+    """Write questions with checked answers and source ids for an inbox of a mail store: by rules from the mail
+    (the default; deterministic from --seed), or with a model behind an OpenAI-compatible server."""
+    if generator not in ("rules", "openai"):
+        usage_error(f"unknown --generator {generator!r}; use rules or openai")
+    model_options = {"--base-url": base_url, "--model": model, "--batches": batches, "--batch-size": batch_size,
+                     "--per-batch": per_batch}
+    given = [name for name, value in model_options.items() if value is not None]
+    if generator == "rules" and given:
+        usage_error(f"{', '.join(given)}: for --generator openai (a model server); the rules need no model")
+    if generator == "openai" and (base_url is None or model is None):
+        usage_error("--generator openai needs --base-url and --model")
+    if generator == "openai" and count is not None:
+        usage_error("--count is for --generator rules; a model's count is --batches × --per-batch at most")
+    if out.is_dir():
+        usage_error(f"--out {out} is a folder; give a file name")
+    if out.exists() and not force:
+        usage_error(f"{out} exists; pass --force to overwrite it, or choose another --out")
+    try:
+        store = MailStore(db, read_only=True)
+    except StoreError as exc:
+        usage_error(str(exc))
+    inbox = _inbox(store, db, user)
+    if generator == "rules":
+        _write_rule_questions(store, inbox, out, count if count is not None else DEFAULT_COUNT, seed)
+        return
+    assert base_url is not None and model is not None
+    batches = BATCHES if batches is None else batches
     if batches < 1:
         usage_error(f"--batches must be at least 1, got {batches}")
     try:
-        writer = QuestionWriter(MailStore(db, read_only=True), user, base_url, model, api_key_env, batch_size,
-                                per_batch)
-    except (ValueError, StoreError) as exc:
+        writer = QuestionWriter(store, inbox, base_url, model, api_key_env,
+                                BATCH_SIZE if batch_size is None else batch_size,
+                                PER_BATCH if per_batch is None else per_batch)
+    except ValueError as exc:
         usage_error(str(exc))
     with progress_bar() as progress:
         report = writer.write(out, batches, seed, progress)
     console.print(f"{out}: {report.summary()}", highlight=False, soft_wrap=True)
+
+
+def _write_rule_questions(store: MailStore, inbox: str, out: Path, count: int, seed: int) -> None:
+    from drill.envs.inbox.questions import write_questions
+    from drill.envs.inbox.rule_questions import generate_rule_questions
+
+    if count < 1:
+        usage_error(f"--count must be at least 1, got {count}")
+    questions, report = generate_rule_questions(store, inbox, count, seed)
+    if not questions:
+        fatal(f"no questions for {inbox!r}: {report.summary()}")
+    write_questions(out, questions)
+    short = f" (asked for {count})" if report.written < count else ""
+    console.print(f"{out}: {report.summary()}{short}", highlight=False, soft_wrap=True)
+
+
+def _inbox(store: MailStore, db: Path, user: str | None) -> str:
+    """`user`, checked to be an inbox of the store, or the store's only inbox; a usage error otherwise."""
+    inboxes = store.inboxes()
+    if user is None and len(inboxes) != 1:
+        usage_error(f"{db} holds {len(inboxes)} inboxes; pick one with --user ({', '.join(inboxes[:5])})")
+    chosen = user or inboxes[0]
+    if chosen not in inboxes:
+        usage_error(f"no inbox {chosen!r} in {db}; inboxes: {', '.join(inboxes[:10]) or 'none'}")
+    return chosen
 
 
 @inbox_app.command("search")
@@ -112,18 +172,12 @@ def search_command(
     limit: int = typer.Option(10, "--limit", help="How many results."),
 ) -> None:
     """Search a mail store the way the agent's search_emails tool does."""
-    from drill.envs.inbox.store import MailStore
 
     try:
         store = MailStore(db, read_only=True)
     except StoreError as exc:
         usage_error(str(exc))
-    inboxes = store.inboxes()
-    if user is None and len(inboxes) != 1:
-        usage_error(f"{db} holds {len(inboxes)} inboxes; pick one with --user ({', '.join(inboxes[:5])})")
-    chosen = user or inboxes[0]
-    if chosen not in inboxes:
-        usage_error(f"no inbox {chosen!r} in {db}")
+    chosen = _inbox(store, db, user)
     for hit in store.search(chosen, keywords, visible_until=before, max_results=limit):
         line = Text.assemble((hit.message_id, "bold"), f" {hit.date} {hit.sender}\n  {hit.subject}\n  {hit.snippet}")
         console.print(line, highlight=False, soft_wrap=True)

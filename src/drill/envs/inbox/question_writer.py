@@ -34,10 +34,14 @@ from rich.progress import Progress
 from drill.envs.inbox.questions import InboxQuestion, normalize_answer, write_questions
 from drill.envs.inbox.store import MailStore, StoredMessage, normalize_message_id
 
-__all__ = ["QuestionWriter", "WriterReport", "check_draft"]
+__all__ = ["BATCHES", "BATCH_SIZE", "PER_BATCH", "QuestionWriter", "WriterReport", "check_draft"]
 
 MAX_BODY_CHARS = 1500
 COPY_WINDOW = 8
+BATCHES = 20
+BATCH_SIZE = 20
+PER_BATCH = 5
+"""Defaults: batches of emails shown to the model, emails per batch, questions asked for per batch."""
 
 _SYSTEM = """You write realistic questions that {user} might ask an assistant about their own email, with answers \
 taken from the emails shown. Rules:
@@ -126,7 +130,7 @@ class QuestionWriter:
     """Writes a questions JSONL for one inbox of a store with a model at an OpenAI-compatible `base_url`."""
 
     def __init__(self, store: MailStore, inbox: str, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY",
-                 batch_size: int = 20, per_batch: int = 5, temperature: float = 0.7) -> None:
+                 batch_size: int = BATCH_SIZE, per_batch: int = PER_BATCH, temperature: float = 0.7) -> None:
         from openai import OpenAI
 
         if inbox not in store.inboxes():
@@ -153,7 +157,7 @@ class QuestionWriter:
         )
         return reply.choices[0].message.content or ""
 
-    def write(self, out: Path, batches: int = 20, seed: int = 0, progress: Progress | None = None) -> WriterReport:
+    def write(self, out: Path, batches: int = BATCHES, seed: int = 0, progress: Progress | None = None) -> WriterReport:
         report = WriterReport()
         kept: list[InboxQuestion] = []
         seen: set[str] = set()

@@ -462,6 +462,10 @@ class MailStore:
             if message is not None:
                 yield message
 
+    def subjects(self, inbox: str) -> list[str]:
+        """The subject of every message of `inbox`, dated or not (for telling which subjects are unique)."""
+        return [r[0] for r in self.conn.execute("SELECT subject FROM messages WHERE inbox = ?", (inbox,))]
+
     def existing_ids(self, inbox: str, message_ids: Sequence[str]) -> set[str]:
         wanted = [normalize_message_id(m) for m in message_ids]
         found: set[str] = set()
