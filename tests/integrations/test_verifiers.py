@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
+import verifiers as vf
+from openai import AsyncOpenAI
 
-vf = pytest.importorskip("verifiers", reason="the verifiers extra is not installed (pip install -e '.[verifiers]')")
-
-from openai import AsyncOpenAI  # noqa: E402
-
-from drill import registry  # noqa: E402
-from drill.core.types import Episode  # noqa: E402
-from drill.evaluate.matrix import play  # noqa: E402
-from drill.integrations.verifiers import NOT_EXECUTED, TOTAL, load_environment  # noqa: E402
-from drill.models.testing import StubOpenAIServer, chat_completion  # noqa: E402
+from drill import registry
+from drill.core.rubric import Rubric, RubricError
+from drill.core.types import Episode
+from drill.evaluate.matrix import play
+from drill.integrations.verifiers import NOT_EXECUTED, TOTAL, DrillVerifiersEnv, load_environment
+from drill.models.testing import StubOpenAIServer, chat_completion, text_reply
 
 CASES = [("triage", {"mode": "agent"}, None), ("inbox", {}, None), ("chaosops", {}, "oversight")]
 
@@ -147,3 +147,50 @@ def test_choices_are_checked_with_clear_errors() -> None:
         load_environment("chaosops", role="oversight", others="genius")
     with pytest.raises(ValueError, match="seeds must be at least 1"):
         load_environment("inbox", seeds=0)
+
+
+def test_verifiers_evaluate_scores_every_rollout_with_drills_rubric(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's lines: `evaluate_sync` against an OpenAI-compatible server, groups of rollouts, the reward and
+    every component of each one the Drill score of its episode."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    env = load_environment("inbox")
+    components = registry.get("inbox").rubric_for(registry.get("inbox").parse_options({})).weights
+    with StubOpenAIServer(text_reply(lambda request: "Let me think about which email it is.")) as server:
+        results = env.evaluate_sync(client=vf.ClientConfig(api_base_url=server.base_url, api_key_var="OPENAI_API_KEY"),
+                                    model="scripted", num_examples=2, rollouts_per_example=2,
+                                    state_columns=["drill_episode"])
+        requests = len(server.requests)
+    outputs = results["outputs"]
+    assert len(outputs) == 4
+    played = 0
+    for output in outputs:
+        episode = Episode.model_validate(output["drill_episode"])
+        assert episode.done and episode.score is not None and output["error"] is None
+        assert output["reward"] == episode.score.total
+        assert {k: output["metrics"][k] for k in components} == episode.score.components
+        mine = [t for t in episode.turns if t.policy == "verifiers"]
+        assert mine and all(t.action.parse_error and "no tool call found" in t.action.parse_error for t in mine)
+        played += len(mine)
+    assert played == requests  # every reply was one turn of an episode
+
+
+def _with_rubric(components: Callable[[list[Any]], list[Any]]) -> type:
+    """The inbox session class with its rubric's components rewritten by `components`."""
+    session = load_environment("inbox").factory
+    return type("Rewritten", (session,), {"_rubric": Rubric(components(list(session._rubric.components)))})
+
+
+def test_a_failing_component_raises_out_of_the_rollout_never_a_zero_reward() -> None:
+    def broken(episode: Any, task: Any) -> float:
+        raise ZeroDivisionError("the component's own bug")
+
+    env = DrillVerifiersEnv(_with_rubric(lambda cs: [replace(cs[0], fn=broken), *cs[1:]]), seeds=1, max_turns=1)
+    with StubOpenAIServer(text_reply(lambda request: "no call")) as server:
+        with pytest.raises(RubricError, match="the component's own bug"):
+            _rollout(env, server, dict(env.get_eval_dataset()[0]))
+
+
+def test_a_component_named_like_another_metric_is_refused() -> None:
+    for name in (TOTAL, "num_turns"):
+        with pytest.raises(ValueError, match=f"clash with other verifiers metrics: {name}"):
+            DrillVerifiersEnv(_with_rubric(lambda cs: [replace(cs[0], name=name), *cs[1:]]), seeds=1, max_turns=-1)

@@ -79,17 +79,25 @@ class DrillVerifiersEnv(vf.MultiTurnEnv):
         self.factory = factory
         probe = factory()
         self.drill_name = probe.spec.name
-        components = list(probe._rubric.weights)
-        if TOTAL in components:
-            raise ValueError(f"{self.drill_name}: a rubric component is named {TOTAL!r}, the total's own name")
         rubric = vf.Rubric()
         rubric.add_reward_func(drill_total, weight=1.0)
-        for key in components:
+        for key in probe._rubric.weights:
             rubric.add_metric(_component(key))
         super().__init__(dataset=lambda: _rows(factory, "train", seeds),
                          eval_dataset=lambda: _rows(factory, "test", seeds),
                          rubric=rubric, tool_defs=_tool_defs(probe), max_turns=max_turns,
                          env_id=f"drill-{self.drill_name}")
+        self._check_metric_names()
+
+    def _check_metric_names(self) -> None:
+        """verifiers keys its metrics by function name, so a component named like another metric (the total,
+        verifiers' own `num_turns`) would silently overwrite it: refuse it instead."""
+        rubrics = getattr(self.rubric, "rubrics", [self.rubric])
+        names = [getattr(f, "__name__", "") for r in rubrics for f in r.funcs]
+        clashes = sorted({n for n in names if names.count(n) > 1})
+        if clashes:
+            raise ValueError(f"{self.drill_name}: rubric components clash with other verifiers metrics: "
+                             f"{', '.join(clashes)}")
 
     async def setup_state(self, state: vf.State) -> vf.State:
         """Start the row's episode in a fresh session; the prompt is that episode's own brief and first view."""
