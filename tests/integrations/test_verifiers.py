@@ -96,7 +96,8 @@ def test_a_scripted_rollout_of_the_oracles_calls_gives_drill_evals_episode_and_s
 
 
 def test_hostile_replies_are_invalid_actions_and_the_rollout_goes_on() -> None:
-    env = load_environment("inbox", max_turns=6)
+    env = load_environment("inbox")
+    env.max_turns = 6  # verifiers' cap on replies: the rollout stops after the six, before inbox's own end
     row = dict(env.get_eval_dataset()[0])
     hostile = [
         {"content": "I think the answer is in the second email."},                        # no call at all
@@ -151,9 +152,9 @@ def test_choices_are_checked_with_clear_errors() -> None:
 
 def test_verifiers_evaluate_scores_every_rollout_with_drills_rubric(monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's lines: `evaluate_sync` against an OpenAI-compatible server, groups of rollouts, the reward and
-    every component of each one the Drill score of its episode."""
+    every component of each one the Drill score of its episode; `max_turns=` is inbox's own option."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    env = load_environment("inbox")
+    env = load_environment("inbox", max_turns=3)
     components = registry.get("inbox").rubric_for(registry.get("inbox").parse_options({})).weights
     with StubOpenAIServer(text_reply(lambda request: "Let me think about which email it is.")) as server:
         results = env.evaluate_sync(client=vf.ClientConfig(api_base_url=server.base_url, api_key_var="OPENAI_API_KEY"),
@@ -169,9 +170,9 @@ def test_verifiers_evaluate_scores_every_rollout_with_drills_rubric(monkeypatch:
         assert output["reward"] == episode.score.total
         assert {k: output["metrics"][k] for k in components} == episode.score.components
         mine = [t for t in episode.turns if t.policy == "verifiers"]
-        assert mine and all(t.action.parse_error and "no tool call found" in t.action.parse_error for t in mine)
+        assert len(mine) == 3 and all("no tool call found" in (t.action.parse_error or "") for t in mine)
         played += len(mine)
-    assert played == requests  # every reply was one turn of an episode
+    assert played == requests == 12  # every reply was one turn of an episode that inbox ended after its 3 turns
 
 
 def _with_rubric(components: Callable[[list[Any]], list[Any]]) -> type:
@@ -184,7 +185,8 @@ def test_a_failing_component_raises_out_of_the_rollout_never_a_zero_reward() -> 
     def broken(episode: Any, task: Any) -> float:
         raise ZeroDivisionError("the component's own bug")
 
-    env = DrillVerifiersEnv(_with_rubric(lambda cs: [replace(cs[0], fn=broken), *cs[1:]]), seeds=1, max_turns=1)
+    env = DrillVerifiersEnv(_with_rubric(lambda cs: [replace(cs[0], fn=broken), *cs[1:]]), seeds=1)
+    env.max_turns = 1
     with StubOpenAIServer(text_reply(lambda request: "no call")) as server:
         with pytest.raises(RubricError, match="the component's own bug"):
             _rollout(env, server, dict(env.get_eval_dataset()[0]))
@@ -193,4 +195,4 @@ def test_a_failing_component_raises_out_of_the_rollout_never_a_zero_reward() -> 
 def test_a_component_named_like_another_metric_is_refused() -> None:
     for name in (TOTAL, "num_turns"):
         with pytest.raises(ValueError, match=f"clash with other verifiers metrics: {name}"):
-            DrillVerifiersEnv(_with_rubric(lambda cs: [replace(cs[0], name=name), *cs[1:]]), seeds=1, max_turns=-1)
+            DrillVerifiersEnv(_with_rubric(lambda cs: [replace(cs[0], name=name), *cs[1:]]))

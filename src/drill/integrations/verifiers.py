@@ -8,7 +8,10 @@ module builds one from an environment's spec (verifiers' classic `MultiTurnEnv` 
     from drill.integrations.verifiers import load_environment
 
     env = load_environment("triage", mode="agent")              # env options as `-E` takes them
-    results = env.evaluate_sync(client=vf.ClientConfig(...), model="...", num_examples=8)
+    client = vf.ClientConfig(api_base_url="http://localhost:8000/v1", api_key_var="OPENAI_API_KEY")
+    results = env.evaluate_sync(client=client, model="Qwen/Qwen2.5-7B-Instruct", num_examples=8)
+
+For prime-rl, an environment package is a module whose own `load_environment(**args)` returns this one's.
 
 * The dataset holds one row per (task, seed) of the train split, the eval dataset the test split's: the acting
   role's standing brief as the system message, its first view as the user message, `info` naming the task and seed.
@@ -19,9 +22,10 @@ module builds one from an environment's spec (verifiers' classic `MultiTurnEnv` 
   two calls, JSON that does not parse or arguments that are not an object is the environment's invalid action
   (error observation, `invalid_action` event), and the rollout goes on as Drill's own loop goes on; an unknown
   tool or arguments that do not fit the schema are rejected by the environment itself. No agent string raises.
-* The rollout ends when the episode ends. One that verifiers stops earlier (its `max_turns`, a timeout, a client
-  error) is finished as Drill's loop finishes it for a policy that no longer calls tools: each remaining turn of
-  the trained role an invalid action, so the score carries the environment's format penalty, never an unscored 0.
+* The rollout ends when the episode ends. One that verifiers stops earlier (its `max_turns` attribute, a timeout, a
+  client error) is finished as Drill's loop finishes it for a policy that no longer calls tools (a last reply verifiers
+  never answered is played first): each remaining turn of the trained role an invalid action, so the score carries
+  the environment's format penalty, never an unscored 0.
 * The reward is the rubric's total; each rubric component is a zero-weight metric, so verifiers logs it beside the
   total. The episode is scored once, when the rollout is cleaned up, so a rubric that fails raises out of the
   rollout (verifiers' own reward functions turn an exception into 0; these only read the score).
@@ -42,7 +46,7 @@ from typing import Any
 import verifiers as vf
 from datasets import Dataset
 
-from drill.core.types import PolicyInfo
+from drill.core.types import PolicyInfo, Score
 from drill.integrations.trl import DrillEnvironment, environment_factory
 from drill.models.openai_backend import response_text
 from drill.models.parsing import parse_action
@@ -53,27 +57,28 @@ VERIFIERS_POLICY = PolicyInfo(name="verifiers", kind="remote")
 """The policy recorded for the turns verifiers' model played."""
 TOTAL = "drill_total"
 """The name of the reward function (the rubric's total) among verifiers' metrics."""
-NOT_EXECUTED = "not executed: send exactly one tool call per turn; the environment's answer is in the first call's result"
+NOT_EXECUTED = "not executed: send one tool call per turn; the environment's answer is in the first call's result"
 
 
 def load_environment(name: str, *, role: str | None = None, others: str = "oracle", seeds: int = 1,
-                     max_turns: int = -1, **options: Any) -> DrillVerifiersEnv:
-    """The registered environment `name` with env options `options` (as `-E` takes them) as a verifiers
-    environment: `seeds` rows per task, the model playing `role`, the baseline `others` playing the rest.
-    `max_turns` (verifiers' own cap on model replies; -1: none) is there for a budget; the episode's own end
-    is what normally stops a rollout."""
+                     **options: Any) -> DrillVerifiersEnv:
+    """The registered environment `name` with env options `options` (as `-E` takes them: `max_turns=` here is the
+    environment's own option where it has one) as a verifiers environment: `seeds` rows per task, the model
+    playing `role`, the baseline `others` playing the rest. The episode's own end stops a rollout; verifiers' cap
+    on model replies is the returned environment's `max_turns` attribute (-1: none)."""
     trl_class = environment_factory(name, role=role, others=others, **options)
     session_class = type(trl_class.__name__.replace("Environment", "Session"), (trl_class,),
                          {"model_policy": VERIFIERS_POLICY})
-    return DrillVerifiersEnv(session_class, seeds=seeds, max_turns=max_turns)
+    return DrillVerifiersEnv(session_class, seeds=seeds)
 
 
 class DrillVerifiersEnv(vf.MultiTurnEnv):
     """A verifiers multi-turn environment whose rollouts are episodes of one Drill environment. Each rollout gets
     its own Drill session (TRL's in-process `DrillEnvironment`, which already plays the other roles and records
-    the episode as `drill eval` does), kept in `state["drill"]`."""
+    the episode as `drill eval` does), kept in `state["drill"]`; its stepping methods are underscore-named only
+    because TRL offers every public method of that class to the model as a tool."""
 
-    def __init__(self, factory: Callable[[], DrillEnvironment], *, seeds: int, max_turns: int) -> None:
+    def __init__(self, factory: Callable[[], DrillEnvironment], *, seeds: int = 1) -> None:
         if seeds < 1:
             raise ValueError(f"seeds must be at least 1, got {seeds}")
         self.factory = factory
@@ -85,7 +90,7 @@ class DrillVerifiersEnv(vf.MultiTurnEnv):
             rubric.add_metric(_component(key))
         super().__init__(dataset=lambda: _rows(factory, "train", seeds),
                          eval_dataset=lambda: _rows(factory, "test", seeds),
-                         rubric=rubric, tool_defs=_tool_defs(probe), max_turns=max_turns,
+                         rubric=rubric, tool_defs=_tool_defs(probe), max_turns=-1,
                          env_id=f"drill-{self.drill_name}")
         self._check_metric_names()
 
@@ -128,9 +133,9 @@ class DrillVerifiersEnv(vf.MultiTurnEnv):
     @vf.cleanup
     async def score_episode(self, state: vf.State) -> None:
         """Finish the episode (if verifiers stopped before it ended: a last reply it never answered is played first)
-        and score it once, raising if the rubric
-        fails; the scored episode goes in `state["drill_episode"]` as JSON (ask for it with `state_columns`).
-        Runs after verifiers renders the completion (its render handler has the higher priority)."""
+        and score it once, raising if the rubric fails; the scored episode goes in `state["drill_episode"]` as JSON
+        (ask for it with `state_columns`). Runs after verifiers renders the completion (its render handler has the
+        higher priority)."""
         session: DrillEnvironment | None = state.get("drill")
         if session is not None and session.task is not None:
             for step in state["trajectory"][state["drill_replies"]:]:  # a last reply verifiers stopped after
@@ -162,7 +167,7 @@ def _component(key: str) -> Callable[[vf.State], float]:
     return component
 
 
-def _score(state: vf.State) -> Any:
+def _score(state: vf.State) -> Score:
     session: DrillEnvironment = state["drill"]
     if session.score is None:
         raise RuntimeError("the episode was not scored: the rollout did not reach its cleanup")
