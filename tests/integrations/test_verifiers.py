@@ -21,7 +21,8 @@ from drill.evaluate.matrix import play
 from drill.integrations.verifiers import NOT_EXECUTED, TOTAL, DrillVerifiersEnv, load_environment
 from drill.models.testing import StubOpenAIServer, chat_completion, text_reply
 
-CASES = [("triage", {"mode": "agent"}, None), ("inbox", {}, None), ("chaosops", {}, "oversight")]
+CASES = [("triage", {"mode": "agent"}, None), ("inbox", {}, None), ("chaosops", {}, "oversight"),
+         ("coderepair", {}, None), ("copilot", {}, None)]
 
 
 def _scripted(messages: Sequence[dict[str, Any]]) -> StubOpenAIServer:
