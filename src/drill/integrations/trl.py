@@ -63,6 +63,8 @@ class DrillEnvironment:
     _make_env: Callable[[], Env]
     _rubric: Rubric
     _tasks: Mapping[str, Task]
+    model_policy: PolicyInfo = TRL_POLICY
+    """The policy recorded for the trained role's turns (`drill.integrations.verifiers` records its own)."""
 
     def __init__(self) -> None:
         self.env = self._make_env()
@@ -105,7 +107,7 @@ class DrillEnvironment:
         """The episode so far, recorded as `drill eval` records it (a property: TRL offers every public method to
         the model as a tool, so nothing but `reset`, `get_reward` and the tools is a method here)."""
         task = self._task()
-        policies = {r: self._others[r].info if r in self._others else TRL_POLICY for r in self.env.roles}
+        policies = {r: self._others[r].info if r in self._others else self.model_policy for r in self.env.roles}
         return Episode(env=self.env.name, task_id=task.id, seed=self.seed, turns=list(self.turns),
                        events=[e for t in self.turns for e in t.events], policies=policies, done=self.env.done,
                        score=self.score)
@@ -117,7 +119,8 @@ class DrillEnvironment:
         self._play_others()
         return self._text()
 
-    def _apply(self, action: Action, policy: PolicyInfo = TRL_POLICY) -> list[Event]:
+    def _apply(self, action: Action, policy: PolicyInfo | None = None) -> list[Event]:
+        policy = policy or self.model_policy
         observation = self._observation()
         result = self.env.step(action)
         self.turns.append(Turn(index=len(self.turns), role=observation.role, observation=observation, action=action,
