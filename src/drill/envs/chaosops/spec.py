@@ -13,8 +13,8 @@ from drill.envs.chaosops.env import ChaosOpsEnv, ChaosOpsTask
 from drill.envs.chaosops.failures import FAILURE_NAMES, TIER_NAMES
 from drill.envs.chaosops.rubric import elapsed_steps, rubric
 
-SPLIT_NOTE = ("train and test hold the same 27 scenarios; the world's generator is keyed on the split, "
-              "so their seeds never give the same world")
+SPLIT_NOTE = ("train, validation and test hold the same 27 scenarios; the world's generator is keyed on the "
+              "split, so their seeds never give the same world")
 
 
 def summarize(episodes: Sequence[Episode], tasks: Mapping[str, ChaosOpsTask]) -> dict[str, Any]:
