@@ -127,6 +127,10 @@ def test_group_std_shows_a_component_that_never_varies_within_a_group() -> None:
     assert record["group_std/d"] == 0.0 and record["group_flat/d"] == 1.0
     assert record["group_flat/total"] == 0.5  # the second group's totals are equal: a zero-variance group
     assert group_signal(record) == "flat 50%  std[c=0.25 d=0.00]"  # the printed step line's part
+    # c and d trade off: every component moves, yet the group's total does not, so GRPO gets no gradient from it
+    traded = component_group_std([scored(0.0, 1.0), scored(1.0, 0.0)], 2)
+    assert traded["group_flat/total"] == 1.0 and traded["group_flat/c"] == 0.0
+    assert group_signal(traded) == "flat 100%  std[c=0.50 d=0.50]"
     with pytest.raises(ValueError, match="groups of 3"):
         component_group_std([scored(0, 0)] * 4, 3)
 
