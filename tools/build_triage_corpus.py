@@ -2767,6 +2767,8 @@ UNANSWERABLE = [
 SEED = 20250611
 TEST_FRACTION = 0.3
 TEST_THRESHOLD = round(TEST_FRACTION * 256)  # sha256(id)[0] < 77 -> test
+VALIDATION_FRACTION = 0.1
+VALIDATION_THRESHOLD = TEST_THRESHOLD + round(VALIDATION_FRACTION * 256)  # 77 <= sha256(id)[0] < 103 -> validation
 
 PEOPLE = [
     ("Priya Raman", "Finance"), ("Marco Bianchi", "Sales"), ("Jenny Okafor", "Data Engineering"),
@@ -2925,7 +2927,9 @@ def n_sentences(text: str) -> int:
 
 
 def split_for(task_id: str) -> str:
-    return "test" if hashlib.sha256(task_id.encode("utf-8")).digest()[0] < TEST_THRESHOLD else "train"
+    """test as before; validation is carved out of what was train (the next byte range), so test never moves."""
+    byte = hashlib.sha256(task_id.encode("utf-8")).digest()[0]
+    return "test" if byte < TEST_THRESHOLD else "validation" if byte < VALIDATION_THRESHOLD else "train"
 
 
 # ---------------------------------------------------------------------------
@@ -3156,14 +3160,14 @@ def validate(articles, tickets, incidents, tasks) -> None:
     assert len(tasks) >= 300, len(tasks)
     for t in tasks:
         assert set(t["gold_article_ids"]) <= kb, t["id"]
-        assert t["split"] in ("train", "test") and t["split"] == split_for(t["id"])
+        assert t["split"] in ("train", "validation", "test") and t["split"] == split_for(t["id"])
         if t["answerable"]:
             assert 1 <= len(t["gold_article_ids"]) <= 2, t["id"]
         else:
             assert t["gold_article_ids"] == [] and t["should_escalate"], t["id"]
         assert 2 <= n_sentences(t["gold_resolution"]) <= 4, (t["id"], t["gold_resolution"])
     splits = {t["split"] for t in tasks}
-    assert splits == {"train", "test"}, splits
+    assert splits == {"train", "validation", "test"}, splits
     unans = sum(not t["answerable"] for t in tasks) / len(tasks)
     assert 0.10 <= unans <= 0.18, unans
     esc_ans = sum(t["answerable"] and t["should_escalate"] for t in tasks)
@@ -3173,13 +3177,13 @@ def validate(articles, tickets, incidents, tasks) -> None:
 
 
 def counts_table(articles, tickets, incidents, tasks) -> str:
-    lines = ["| area | articles | tasks (train/test) | answerable | should_escalate |",
+    lines = ["| area | articles | tasks (train/validation/test) | answerable | should_escalate |",
              "|---|---|---|---|---|"]
     for area in AREA_CODES:
         ts = [t for t in tasks if t["area"] == area]
         lines.append(
             f"| {area} | {sum(a['area'] == area for a in articles)} | "
-            f"{len(ts)} ({sum(t['split'] == 'train' for t in ts)}/{sum(t['split'] == 'test' for t in ts)}) | "
+            f"{len(ts)} ({'/'.join(str(sum(t['split'] == s for t in ts)) for s in ('train', 'validation', 'test'))}) | "
             f"{sum(t['answerable'] for t in ts)} | {sum(t['should_escalate'] for t in ts)} |")
     return "\n".join(lines)
 
@@ -3207,7 +3211,7 @@ splits non-empty, unanswerable share within 10-18%).
 | `articles.json` | {n_art} | KB articles / runbooks |
 | `tickets.json` | {n_tck} | historical, already handled tickets |
 | `incidents.json` | {n_inc} | past incidents (postmortem summaries) |
-| `tasks.json` | {n_task} | evaluation tickets for the agent ({n_train} train / {n_test} test) |
+| `tasks.json` | {n_task} | evaluation tickets for the agent ({n_train} train / {n_validation} validation / {n_test} test) |
 
 {table}
 
@@ -3255,14 +3259,16 @@ Incidents by severity: {sev}.
   condition (e.g. production impact, a provider-side fault, a privileged
   request, a confirmed compromise).
 - `area` - area of the problem (also set for unanswerable tasks).
-- `split` - `train` or `test`.
+- `split` - `train`, `validation` or `test`.
 
 ## Split
 
-`split` is a pure function of the task id:
-`test` if `sha256(id.encode()).digest()[0] < {thr}` (= round(0.3 * 256)),
-otherwise `train` - about 70/30 and stable across rebuilds as long as the ids
-are unchanged. The split is recorded in each task.
+`split` is a pure function of the task id, b = `sha256(id.encode()).digest()[0]`:
+`test` if b < {thr} (= round(0.3 * 256)), `validation` if {thr} <= b < {vthr}
+(another round(0.1 * 256), carved out of what was train, so the test split
+is the same as before validation existed), otherwise `train` - about 60/10/30
+and stable across rebuilds as long as the ids are unchanged. The split is
+recorded in each task.
 
 ## Notes
 - Tickets and tasks are composed from per-article, hand-written user phrasings
@@ -3298,14 +3304,14 @@ def main() -> None:
     readme = README.format(
         seed=SEED, n_art=len(articles), n_tck=len(tickets), n_inc=len(incidents),
         n_task=len(tasks), n_train=sum(t["split"] == "train" for t in tasks),
-        n_test=sum(t["split"] == "test" for t in tasks),
+        n_validation=sum(t["split"] == "validation" for t in tasks), n_test=sum(t["split"] == "test" for t in tasks),
         table=counts_table(articles, tickets, incidents, tasks),
         n_unans=n_unans, pct_unans=100 * n_unans / len(tasks),
         n_esc_ans=sum(t["answerable"] and t["should_escalate"] for t in tasks),
         n_plain=sum(t["answerable"] and not t["should_escalate"] for t in tasks),
         n_resolved=sum(t["status"] == "resolved" for t in tickets),
         n_escalated=sum(t["status"] == "escalated" for t in tickets),
-        sev=", ".join(f"{k} {sev[k]}" for k in sorted(sev)), thr=TEST_THRESHOLD)
+        sev=", ".join(f"{k} {sev[k]}" for k in sorted(sev)), thr=TEST_THRESHOLD, vthr=VALIDATION_THRESHOLD)
     (OUT_DIR / "README.md").write_text(readme, encoding="utf-8")
     print(f"wrote {len(articles)} articles, {len(tickets)} tickets, {len(incidents)} incidents, "
           f"{len(tasks)} tasks to {OUT_DIR}")

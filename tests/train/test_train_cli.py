@@ -100,7 +100,13 @@ def test_prompt_options_reach_the_config_and_the_printed_eval_command_reproduces
     flags = dict(zip(args[5::2], args[6::2]))
     assert flags["-E"] == "k=1" and flags["--tool-listing"] == "compact" and flags["--demos"] == "2"
     assert unescape(flags["--prefill"]) == config.prefill and flags["--max-new-tokens"] == "192"
+    assert flags["--split"] == "validation"  # where the closing evaluation played: the test split is for the end
     assert "drill eval triage --policy lora:" in " ".join(result.output.split())
+    final = runner.invoke(app, ["train", "triage", "--eval-split", "test", "--output-dir", str(tmp_path / "final")])
+    assert final.exit_code == 0, final.output
+    assert seen[1][0].eval_split == "test" and "--split test" in eval_command(seen[1][0], tmp_path / "adapter")
+    wrong = runner.invoke(app, ["train", "triage", "--eval-split", "train", "--output-dir", str(tmp_path / "bad")])
+    assert wrong.exit_code == 2 and "eval_split must be validation or test" in " ".join(wrong.output.split())
 
 
 @pytest.mark.parametrize("stage", [[], ["--stage", "sft:source=oracle"]])

@@ -115,7 +115,7 @@ def test_rationalization_samples_with_the_hint_and_trains_without_it() -> None:
 
 
 def test_group_std_shows_a_component_that_never_varies_within_a_group() -> None:
-    from drill.train.exploration import component_group_std
+    from drill.train.exploration import component_group_std, group_signal
 
     def scored(c: float, d: float) -> Episode:
         return _episode(0, c + d).model_copy(update={"score": Score(total=c + d, components={"c": c, "d": d},
@@ -125,6 +125,12 @@ def test_group_std_shows_a_component_that_never_varies_within_a_group() -> None:
     record = component_group_std([scored(0.0, 1.0), scored(1.0, 1.0), scored(0.5, 0.0), scored(0.5, 0.0)], 2)
     assert record["group_std/c"] == pytest.approx(0.25) and record["group_flat/c"] == 0.5
     assert record["group_std/d"] == 0.0 and record["group_flat/d"] == 1.0
+    assert record["group_flat/total"] == 0.5  # the second group's totals are equal: a zero-variance group
+    assert group_signal(record) == "flat 50%  std[c=0.25 d=0.00]"  # the printed step line's part
+    # c and d trade off: every component moves, yet the group's total does not, so GRPO gets no gradient from it
+    traded = component_group_std([scored(0.0, 1.0), scored(1.0, 0.0)], 2)
+    assert traded["group_flat/total"] == 1.0 and traded["group_flat/c"] == 0.0
+    assert group_signal(traded) == "flat 100%  std[c=0.50 d=0.50]"
     with pytest.raises(ValueError, match="groups of 3"):
         component_group_std([scored(0, 0)] * 4, 3)
 

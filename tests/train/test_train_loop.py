@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from drill.core import Action, Component, Env, Event, Observation, PolicyInfo, Rubric, StepResult, Task, Tool
+from drill.core import check_split
 from drill.train import BaseModel, RunConfig, TrainingStopped, TrainResult
 from drill.train.methods import configure, grpo
 from drill.train.methods import train as train_method
@@ -46,8 +47,8 @@ class RelayEnv(Env[RelayTask]):
     _TOOLS = {"say": Tool.from_function(say)}
 
     def tasks(self, split: str = "test") -> list[Task]:
-        return [RelayTask(id=f"{split}-{i}", split="train" if split == "train" else "test",
-                          tier="easy" if i % 2 else "hard") for i in range(4)]
+        check_split(split)
+        return [RelayTask(id=f"{split}-{i}", split=split, tier="easy" if i % 2 else "hard") for i in range(4)]
 
     def _obs(self, error: str | None = None) -> Observation:
         return Observation(role=self.roles[self.turn % 2], content=f"Turn {self.turn} of {self.task.id}.",
@@ -161,7 +162,8 @@ def test_tiny_run_trains_logs_checkpoints_and_resumes_exactly(tiny_model_dir: Pa
     assert config["base_model_name_or_path"] == str(tiny_model_dir)
     assert [row["policy"] for row in straight.evaluation] == ["trained", "untrained", "oracle"]
     assert straight.evaluation[0]["adapter"] != "—"
-    assert (tmp_path / "straight" / "heldout.json").is_file()
+    heldout = json.loads((tmp_path / "straight" / "heldout.json").read_text())["meta"]
+    assert heldout["split"] == "validation" and all(t.startswith("validation-") for t in heldout["tasks"])
 
     # the same run killed after step 2 and resumed: identical steps, data order and final weights
     model, tokenizer, model_id = fresh_model(str(tiny_model_dir))

@@ -39,9 +39,16 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from drill.core.text import ECHO_CHARS, hostile_text, printable
 from drill.core.tools import Tool, ToolArgumentError
-from drill.core.types import Action, Event, Observation, StepResult, Task
+from drill.core.types import SPLITS, Action, Event, Observation, StepResult, Task
 
 TaskT = TypeVar("TaskT", bound=Task)
+
+
+def check_split(split: str) -> None:
+    """ValueError naming the splits unless `split` is one of them (for `Env.tasks`)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose {', '.join(SPLITS[:-1])} or {SPLITS[-1]}")
+
 
 MAX_OBSERVATION_CHARS = 24_000
 """No observation's `content` (plus its error) may be longer; `check_env` enforces it."""
@@ -68,11 +75,12 @@ class Env(ABC, Generic[TaskT]):
 
     @abstractmethod
     def tasks(self, split: str = "test") -> list[TaskT]:
-        """The environment's task set for a split ("train" or "test"), in a stable order."""
+        """The environment's task set for a split (one of `SPLITS`: train, validation, test), in a stable order.
+        The three are disjoint; an unknown split raises ValueError naming them."""
 
     def task(self, task_id: str) -> TaskT:
-        """The task with this id, from either split; KeyError if there is none."""
-        for split in ("train", "test"):
+        """The task with this id, from any split; KeyError if there is none."""
+        for split in SPLITS:
             for task in self.tasks(split):
                 if task.id == task_id:
                     return task

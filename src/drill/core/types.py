@@ -132,6 +132,13 @@ class StepResult(Record):
     done: bool = False
 
 
+Split = Literal["train", "validation", "test"]
+SPLITS: tuple[Split, ...] = ("train", "validation", "test")
+"""Every environment's three disjoint task sets. `train` is what training plays; `validation` (carved out of the
+train pool, drawn like test) is where recipes, hyperparameters and checkpoints are chosen; `test` is played once,
+for the final table, so published test numbers stay comparable."""
+
+
 class Task(Record):
     """A unit of work for an environment. Environments subclass it with their own fields.
 
@@ -141,7 +148,7 @@ class Task(Record):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     id: str
-    split: Literal["train", "test"] = "test"
+    split: Split = "test"
 
 
 class PolicyInfo(Record):

@@ -25,7 +25,7 @@ from drill.console import usage_error
 from drill.core.policy import Policy
 from drill.core.rubric import Rubric
 from drill.core.spec import EnvOptionError, EnvSpec
-from drill.core.types import Task
+from drill.core.types import SPLITS, Task
 from drill.evaluate.matrix import evaluate
 from drill.evaluate.viewer import watch_episode
 from drill.memory.cli import METHOD_PARAMETERS, methods_for
@@ -36,6 +36,11 @@ _KEYWORD = inspect.Parameter.KEYWORD_ONLY
 
 def _parameter(name: str, annotation: Any, option: Any) -> inspect.Parameter:
     return inspect.Parameter(name, _KEYWORD, default=option, annotation=annotation)
+
+
+SPLIT_PARAMETER = _parameter("split", str, typer.Option(
+    "test", "--split", help="Task split: test (the final table; play it once), validation (carved out of the train "
+                            "pool; compare runs and choose checkpoints here) or train."))
 
 
 def key_values(items: Sequence[str], option: str) -> dict[str, str]:
@@ -171,6 +176,11 @@ def report_folder(spec: EnvSpec, options: Mapping[str, Any], settings: Mapping[s
     return f"{base}.{suffix}" if suffix else base
 
 
+def _check_split(split: str) -> None:
+    if split not in SPLITS:
+        usage_error(f"unknown --split {split!r}; choose {', '.join(SPLITS[:-1])} or {SPLITS[-1]}")
+
+
 def eval_command(spec: EnvSpec) -> Callable[..., None]:
     """The `drill eval NAME` command for `spec`."""
     choices = describe_choices(spec.baselines(spec.parse_options({})))
@@ -182,8 +192,7 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
 
             spec_ = remote_spec(spec, values["env_url"])
         options, rubric_values, rubric, make_env, baselines = _setup(spec_, values)
-        if values["split"] not in ("train", "test"):
-            usage_error(f"unknown --split {values['split']!r}; choose train or test")
+        _check_split(values["split"])
         if values["seeds"] < 1:
             usage_error(f"--seeds must be at least 1, got {values['seeds']}")
         if values["limit"] is not None and values["limit"] < 1:
@@ -234,7 +243,7 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
         _parameter("policy", list[str], typer.Option(["random", "heuristic", "oracle"], "--policy",
                                                      help=f"Policy (repeatable): {choices}; per role with commas "
                                                           "in multi-role envs, e.g. heuristic,oversight=llm.")),
-        _parameter("split", str, typer.Option("test", "--split", help="Task split: test (held out) or train.")),
+        SPLIT_PARAMETER,
         _parameter("limit", Optional[int], typer.Option(None, "--limit", help="Only the first N tasks.")),
         _parameter("shuffle_seed", Optional[int], typer.Option(None, "--shuffle-seed", help="Shuffle the tasks with "
                                                                "this seed first, so --limit N takes a seeded random N "
@@ -272,14 +281,15 @@ def watch_command(spec: EnvSpec) -> Callable[..., None]:
             except KeyError:
                 usage_error(f"unknown --task {values['task']!r} for {spec.name}")
         else:
-            candidates = env.tasks("test")
+            _check_split(values["split"])
+            candidates = env.tasks(values["split"])
             for task_filter in spec.filters:
                 wanted = values[f"filter_{task_filter.field}"] or task_filter.watch_default
                 if wanted is not None:
                     _choose([wanted], task_filter.choices, task_filter.flag)
                     candidates = [t for t in candidates if getattr(t, task_filter.field) == wanted]
             if not candidates:
-                usage_error("no test task matches those flags")
+                usage_error(f"no {values['split']} task matches those flags")
             task = candidates[0]
         policies = _policies(values["policy"], env.roles, baselines, values, make_env, values["seed"])
         watch_episode(spec, env, task, values["seed"], policies, rubric,
@@ -287,8 +297,9 @@ def watch_command(spec: EnvSpec) -> Callable[..., None]:
 
     command.__doc__ = f"Watch one {spec.name} episode turn by turn: each view, action, event and the running reward."
     command.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
-        _parameter("task", Optional[str], typer.Option(None, "--task", help="Task id; default the first test task "
-                                                                             "(matching the flags below).")),
+        _parameter("task", Optional[str], typer.Option(None, "--task", help="Task id; default the first task of "
+                                                                             "--split (matching the flags below).")),
+        SPLIT_PARAMETER,
         _parameter("policy", str, typer.Option(spec.watch_policy, "--policy",
                                                help=f"One policy spec: {choices}.")),
         _parameter("seed", int, typer.Option(0, "--seed", help="Episode seed.")),

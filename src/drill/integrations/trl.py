@@ -40,7 +40,7 @@ from drill.core.policy import Policy, PolicyInput
 from drill.core.rubric import Rubric
 from drill.core.spec import EnvSpec
 from drill.core.tools import ToolSpec
-from drill.core.types import Action, Episode, Event, Observation, PolicyInfo, Score, Task, Turn
+from drill.core.types import SPLITS, Action, Episode, Event, Observation, PolicyInfo, Score, Task, Turn
 
 __all__ = ["DrillEnvironment", "chatml_tools", "component_rewards", "dataset", "environment_factory"]
 
@@ -161,7 +161,7 @@ def environment_factory(name: str, *, role: str | None = None, others: str = "or
     make_env = spec.make(parsed)
     env = make_env()
     role = _role(env, role)
-    tasks = {t.id: t for split in ("train", "test") for t in env.tasks(split)}
+    tasks = {t.id: t for split in SPLITS for t in env.tasks(split)}
     tools = _role_tools(env, role, spec, parsed, others)
     members: dict[str, Any] = {"spec": spec, "options": parsed, "role": role, "others": others,
                                "_make_env": staticmethod(make_env), "_rubric": spec.rubric_for(parsed),

@@ -119,7 +119,7 @@ class ServedEnv:
         """Model policies are shared by every session: one turn at a time (scripted ones are built per session)."""
         env = self.make_env()
         self.roles: tuple[str, ...] = env.roles
-        self.tasks: dict[str, Task] = {t.id: t for split in ("test", "train") for t in env.tasks(split)}
+        self.tasks: dict[str, Task] = {t.id: t for split in ("test", "validation", "train") for t in env.tasks(split)}
         self.first_task = env.tasks("test")[0].id
 
     def resolve(self, text: str) -> dict[str, Policy]:

@@ -218,13 +218,14 @@ def command() -> Callable[..., None]:
 
 
 def eval_command(config: RunConfig, adapter_dir: Path) -> str:
-    """The `drill eval` command that evaluates the trained adapter on the same environment options and prompts it
-    as training did."""
+    """The `drill eval` command that evaluates the trained adapter on the same environment options and split as the
+    closing evaluation (`eval_split`), and prompts it as training did."""
     import shlex
 
     parts = ["drill", "eval", config.env, "--policy", f"lora:{adapter_dir}"]
     for key, value in config.env_options.items():
         parts += ["-E", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+    parts += ["--split", config.eval_split]
     if config.env_url:
         parts += ["--env-url", config.env_url]
     if config.model:

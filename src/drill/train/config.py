@@ -167,8 +167,12 @@ class RunConfig:
         "Continue from the newest checkpoint in output_dir: step, optimizer, RNG, data position.")
     eval_tasks: int = setting(
         "outputs", 20,
-        "Held-out (test split) tasks in the closing evaluation of the trained policy, the untrained model and the "
-        "baselines; 0 skips it.")
+        "Held-out tasks (of eval_split) in the closing evaluation of the trained policy, the untrained model and "
+        "the baselines; 0 skips it.")
+    eval_split: Literal["validation", "test"] = setting(
+        "outputs", "validation",
+        "The split of the closing evaluation (heldout.json). validation: where recipes, hyperparameters and "
+        "checkpoints are chosen; test: only for the final table, played once (drill eval ENV --split test).")
     eval_baselines: list[str] = setting(
         "outputs", ["random", "heuristic", "oracle"],
         "Baselines in the closing evaluation.")
@@ -238,6 +242,8 @@ class RunConfig:
             problems.append("demos are written as Hermes tool calls, not in the ReAct form; with react give demos 0")
         if self.eval_tasks < 0:
             problems.append(f"eval_tasks must be >= 0, got {self.eval_tasks}")
+        if self.eval_split not in ("validation", "test"):
+            problems.append(f"eval_split must be validation or test, got {self.eval_split!r}")
         if not self.lora_target_modules:
             problems.append("lora_target_modules must name at least one module")
         if self.device not in ("auto", "cpu", "cuda"):

@@ -6,6 +6,9 @@ value is the same in every episode of a group gives that group no learning signa
 deviation (`group_std/<component>`), and the share of groups where it does not vary at all
 (`group_flat/<component>`), so a component that never moves (e.g. triage's calibration when every sample
 writes the same confidence and escalation decision) shows in the metrics rather than only in the outcome.
+`group_flat/total` is the share of zero-variance groups: those that give GRPO no gradient at all (after SFT, a
+policy that answers every sample of a task alike leaves RL nothing to learn from). `group_signal` puts both on the
+printed step line of GRPO, RFT and DPO.
 """
 
 from __future__ import annotations
@@ -39,6 +42,14 @@ def component_group_std(episodes: Sequence[Episode], group_size: int) -> dict[st
         record[f"{GROUP_STD_PREFIX}{name}"] = float(spread.mean())
         record[f"{GROUP_FLAT_PREFIX}{name}"] = float((np.ptp(table, axis=1) == 0).mean())
     return record
+
+
+def group_signal(record: dict[str, Any]) -> str:
+    """The step line's part for `component_group_std`'s keys: the share of zero-variance groups, then each
+    component's mean within-group standard deviation, e.g. `flat 75%  std[resolution=0.12 calibration=0.00]`."""
+    spread = " ".join(f"{key[len(GROUP_STD_PREFIX):]}={value:.2f}" for key, value in record.items()
+                      if key.startswith(GROUP_STD_PREFIX) and key != f"{GROUP_STD_PREFIX}total")
+    return f"flat {record[f'{GROUP_FLAT_PREFIX}total']:.0%}  std[{spread}]"
 
 
 def diverse_demo_tasks(make_env: Any, tasks: Sequence[Task], oracle: Policy, count: int, max_turns: int = 200,

@@ -1,5 +1,6 @@
 """The closing evaluation of a training run: the trained adapter against the untrained model and the
-baselines, on held-out tasks (the environment's test split, never used in training).
+baselines, on held-out tasks: the environment's validation split by default (`eval_split`; never used in
+training), where runs are compared and checkpoints chosen, so the test split is kept for the final table.
 
 The trained row loads the saved adapter exactly as `drill eval ENV --policy lora:OUTPUT/adapter` does
 (`drill.models.adapters.load_lora`, which fails loudly rather than fall back), so the numbers are those
@@ -29,11 +30,11 @@ from drill.train.config import RunConfig
 from drill.train.target import TrainTarget
 
 
-def heldout_tasks(target: TrainTarget, count: int, seed: int) -> list[Task]:
-    """`count` test-split tasks, a seeded sample kept in the environment's order."""
-    tasks = target.tasks("test")
+def heldout_tasks(target: TrainTarget, count: int, seed: int, split: str = "validation") -> list[Task]:
+    """`count` tasks of `split`, a seeded sample kept in the environment's order."""
+    tasks = target.tasks(split)
     if not tasks:
-        raise ValueError(f"{target.name} has no test-split tasks to evaluate on")
+        raise ValueError(f"{target.name} has no {split}-split tasks to evaluate on")
     if count >= len(tasks):
         return tasks
     return [tasks[i] for i in sorted(random.Random(f"heldout:{seed}").sample(range(len(tasks)), count))]
@@ -59,7 +60,7 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
     from drill.models.policy import build_llm_policy
     from drill.train.rollouts import run_memory
 
-    tasks = heldout_tasks(target, config.eval_tasks, config.seed)
+    tasks = heldout_tasks(target, config.eval_tasks, config.seed, config.eval_split)
     jobs = [(task, index) for index, task in enumerate(tasks)]
     prompt = PolicyOptions(sampling=SamplingParams(max_new_tokens=config.max_new_tokens, seed=config.seed),
                            **prompting)  # greedy, SamplingParams' default
@@ -85,9 +86,10 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
             rows.append(summarize(name, episodes))
             everything.extend(episodes)
     columns = list(rows[0])
-    console.print(summary_table(f"{target.name}: held-out evaluation ({len(tasks)} test tasks, greedy)", rows,
-                                columns))
+    title = f"{target.name}: held-out evaluation ({len(tasks)} {config.eval_split} tasks, greedy)"
+    console.print(summary_table(title, rows, columns))
     write_results(output_dir / "heldout.json", {"env": target.name, "adapter": str(adapter_dir) if not isinstance(
                       adapter_dir, dict) else {k: str(v) for k, v in adapter_dir.items()}, "model": model_id,
-                                                "tasks": [t.id for t in tasks]}, rows, everything)
+                                                "split": config.eval_split, "tasks": [t.id for t in tasks]},
+                  rows, everything)
     return rows

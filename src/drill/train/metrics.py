@@ -9,7 +9,10 @@ step's episodes of the total and of each component's raw value); `env_reward/tot
 training-only shaping components, when there are any); `role_reward/<role>`; `weight/<name>` for scheduled
 weights; `loss`, `kl` (mean per-token k3 KL to the reference), `clip_fraction`, `grad_norm`;
 `completion_tokens_mean` / `_max`; `tokens_per_s` (generated tokens per rollout second); `rollout_s`,
-`train_s`, `step_s`; `groups`, `zero_variance_groups`, `samples`, `trained_samples`.
+`train_s`, `step_s`; `groups`, `zero_variance_groups`, `samples`, `trained_samples`; `group_std/<c>` and
+`group_flat/<c>` for the total and each component (`drill.train.exploration`: the mean within-group standard
+deviation, and the share of groups where it is 0; `group_flat/total` is the share of zero-variance groups). RFT and
+DPO rounds log the reward, group and loss keys that apply to them.
 """
 
 from __future__ import annotations

@@ -245,14 +245,15 @@ def _from_store(path: Path, target: TrainTarget, train_tasks: Sequence[Task]) ->
 
 
 def _stored(path: Path, train_tasks: Sequence[Task]) -> tuple[ReplayPolicy, list[tuple[Task, int]]]:
-    """A replay of the training-split episodes stored in a results.json; test-split ones are dropped, and counted."""
+    """A replay of the training-split episodes stored in a results.json; validation- and test-split ones are dropped,
+    and counted."""
     if not path.is_file():
         raise ValueError(f"source: results file {path} does not exist")
     stored = json.loads(path.read_text(encoding="utf-8")).get("episodes", [])
     by_id = {t.id: t for t in train_tasks}
     kept = [e for e in stored if e["task_id"] in by_id]
     print(f"source: {len(kept)} of {len(stored)} stored episodes are on training tasks; "
-          f"{len(stored) - len(kept)} (test split or unknown) are not used")
+          f"{len(stored) - len(kept)} (validation or test split, or unknown) are not used")
     if not kept:
         raise ValueError(f"source: {path} holds no episode of a training task")
     return ReplayPolicy(kept), [(by_id[e["task_id"]], int(e["seed"])) for e in kept]

@@ -35,7 +35,7 @@ def test_options_are_validated_and_json_serializable() -> None:
     with pytest.raises(ValueError, match="turn_budget"):
         env("agent", turn_budget=0)
     with pytest.raises(ValueError, match="unknown split"):
-        env("reader").tasks("validation")
+        env("reader").tasks("dev")
 
 
 def test_splits_are_disjoint() -> None:

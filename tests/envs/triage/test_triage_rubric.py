@@ -203,3 +203,24 @@ def test_focus_by_hand_ticket_words_are_neutral_and_an_off_topic_opening_costs_e
     assert components(submitted("Hello there. Reload nginx.", [], 0.5, False))["parsimony"] == 0.0
     # first sentence 2/2 on topic, then "thanks" makes it 2/3
     assert components(submitted("Reload nginx now. Thanks.", [], 0.5, False))["parsimony"] == pytest.approx(2 / 3)
+
+
+def test_brier_reads_the_stated_confidence_so_a_confident_wrong_answer_worsens_it() -> None:
+    from drill.envs.triage.spec import brier, summarize
+
+    tasks = {"T-9001": TASK}
+    right = submitted("Reload nginx.", ["KB-SEC-0001"], 0.8, False)  # correct: (0.8 - 1)^2
+    confident_wrong = submitted("Flush the DNS cache.", ["KB-NET-0002"], 1.0, False)  # (1 - 0)^2
+    hedged_wrong = submitted("Flush the DNS cache.", ["KB-NET-0002"], 0.2, False)  # (0.2 - 0)^2
+    assert brier([right], tasks) == pytest.approx(0.04)
+    assert brier([right, confident_wrong], tasks) == pytest.approx(0.52)
+    assert brier([right, hedged_wrong], tasks) == pytest.approx(0.04)
+    # a wrong escalation zeroes the calibration component whatever the confidence; the Brier score still tells
+    # the confident wrong escalation (0.9) from the hedged one (0.1)
+    sure, unsure = (submitted("Reload nginx.", ["KB-SEC-0001"], c, True) for c in (0.9, 0.1))
+    assert components(sure)["calibration"] == components(unsure)["calibration"] == 0.0
+    assert brier([sure], tasks) == pytest.approx(0.81) and brier([unsure], tasks) == pytest.approx(0.01)
+    assert brier([Episode(env="triage", task_id="T-9001", seed=0, done=True)], tasks) is None  # nothing submitted
+    scored = [e.model_copy(update={"score": rubric().score(e, TASK)}) for e in (right, confident_wrong, sure)]
+    row = summarize(scored, tasks)
+    assert row["brier"] == pytest.approx((0.04 + 1.0 + 0.81) / 3) and row["escalation_acc"] == pytest.approx(2 / 3)

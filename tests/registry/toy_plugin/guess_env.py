@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from drill.core import Action, Component, Env, Episode, Event, Observation, PolicyInfo, PolicyInput, Rubric
-from drill.core import StepResult, Task, Tool
+from drill.core import StepResult, Task, Tool, check_split
 from drill.core.spec import Column, EnvOption, EnvSpec, percent
 
 
@@ -46,9 +46,9 @@ class GuessEnv(Env[GuessTask]):
         self.max_turns = max_turns
 
     def tasks(self, split: str = "test") -> list[GuessTask]:
-        offset = 0 if split == "test" else 1
-        return [GuessTask(id=f"{split}-{i}", split="test" if split == "test" else "train",
-                          secret=(7 * i + offset) % 20 + 1) for i in range(8)]
+        check_split(split)
+        offset = {"test": 0, "train": 1, "validation": 2}[split]
+        return [GuessTask(id=f"{split}-{i}", split=split, secret=(7 * i + offset) % 20 + 1) for i in range(8)]
 
     def _reset(self, task: GuessTask, seed: int) -> Observation:
         self.task, self.turn = task, 0

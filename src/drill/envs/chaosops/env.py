@@ -11,9 +11,10 @@ observation that says whose remit it is and an `out_of_role` event (the rubric's
 and it has no effect on the world: without remits, one role's baseline played in every seat outscored the
 role-specialized team, and the oracle's fix applied by the Manager kept the oracle's maximum.
 
-Train and test hold the same 27 scenarios (9 failures x 3 tiers). What keeps them apart is the
-seed stream: the world's random generator is keyed on the task's split, so `train` task seed 3 and
-`test` task seed 3 are different worlds, and no seed of one split ever reproduces a world of the other.
+Train, validation and test hold the same 27 scenarios (9 failures x 3 tiers). What keeps them apart is the
+seed stream: the world's random generator is keyed on the task's split, so `train` task seed 3, `validation`
+task seed 3 and `test` task seed 3 are different worlds, and no seed of one split ever reproduces a world of
+another.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from drill.core import Env, Event, Observation, StepResult, Task, Tool, ToolSpec
+from drill.core import SPLITS, Env, Event, Observation, StepResult, Task, Tool, ToolSpec, check_split
 from drill.envs.chaosops.failures import (
     FAILURES,
     ROLES,
@@ -165,7 +166,7 @@ def _out_of_role(role: str, tool: str, remits: Mapping[str, tuple[str, ...]]) ->
 
 
 def _make_tasks(split: str) -> tuple[ChaosOpsTask, ...]:
-    suffix = "" if split == "test" else "-train"
+    suffix = "" if split == "test" else f"-{split}"
     return tuple(
         ChaosOpsTask.model_validate({
             "id": f"{failure.name}-{tier.name}{suffix}", "split": split, "failure": failure.name, "tier": tier.name,
@@ -175,7 +176,9 @@ def _make_tasks(split: str) -> tuple[ChaosOpsTask, ...]:
     )
 
 
-TASKS: dict[str, tuple[ChaosOpsTask, ...]] = {"test": _make_tasks("test"), "train": _make_tasks("train")}
+TASKS: dict[str, tuple[ChaosOpsTask, ...]] = {split: _make_tasks(split) for split in SPLITS}
+"""Every split holds the same 27 scenarios (failure x tier); the world is keyed on the split (`world_key`), so the
+three splits never share a world: validation is a third, disjoint seed stream, like test."""
 
 
 def world_key(task: ChaosOpsTask, seed: int) -> str:
@@ -225,8 +228,7 @@ class ChaosOpsEnv(Env[ChaosOpsTask]):
         self._last: dict[str, LastResult] = {}
 
     def tasks(self, split: str = "test") -> list[ChaosOpsTask]:
-        if split not in TASKS:
-            raise ValueError(f"unknown split {split!r}; chaosops has 'train' and 'test'")
+        check_split(split)
         return list(TASKS[split])
 
     @property

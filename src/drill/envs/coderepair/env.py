@@ -15,13 +15,13 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from drill.core.env import Env
+from drill.core.env import Env, check_split
 from drill.core.tools import Tool
 from drill.core.types import Event, Observation, StepResult
 from drill.envs.coderepair import jail, sandbox
 from drill.envs.coderepair.problems import problem
 from drill.envs.coderepair.sandbox import SANDBOXES, Limits, RunReport
-from drill.envs.coderepair.tasks import CodeRepairTask, tasks
+from drill.envs.coderepair.tasks import CodeRepairTask, all_tasks, tasks
 
 FILE = "solution.py"
 MAX_FILE_CHARS = 20_000
@@ -148,10 +148,11 @@ class CodeRepairEnv(Env[CodeRepairTask]):
         self.limits = Limits(call_seconds=call_seconds, run_seconds=max(20.0, 10 * call_seconds))
 
     def tasks(self, split: str = "test") -> list[CodeRepairTask]:
+        check_split(split)
         return tasks(split, self.per_problem)
 
     def task(self, task_id: str) -> CodeRepairTask:
-        for task in tasks("train") + tasks("test"):
+        for task in all_tasks():
             if task.id == task_id:
                 return task
         raise KeyError(f"{self.name}: no task with id {task_id!r}")

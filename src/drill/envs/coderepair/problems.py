@@ -51,9 +51,11 @@ class Problem:
 
 
 def split_of(problem_id: str) -> str:
-    """Train or test, by problem (never by variant): a fixed fifth of the problems, chosen by a hash."""
-    digest = hashlib.sha256(f"coderepair-split:{problem_id}".encode()).digest()
-    return "test" if digest[0] % 5 == 0 else "train"
+    """Train, validation or test, by problem (never by variant), chosen by a hash: test is a fixed fifth of the
+    problems (digest byte % 5 == 0); validation is carved out of the rest (byte % 10 == 1, a tenth), so the test
+    split did not move when validation was added."""
+    byte = hashlib.sha256(f"coderepair-split:{problem_id}".encode()).digest()[0]
+    return "test" if byte % 5 == 0 else "validation" if byte % 10 == 1 else "train"
 
 
 @functools.cache

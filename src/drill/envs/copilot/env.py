@@ -38,7 +38,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from drill.core import Env, Event, Observation, StepResult, Tool
+from drill.core import Env, Event, Observation, StepResult, Tool, check_split
 from drill.envs.copilot.addresses import RecipientError, parse_recipient, parse_recipients
 from drill.envs.copilot.apps import PHYSICS, Outcome, forwarded_body, reply_recipients
 from drill.envs.copilot.checks import CHECKERS, check
@@ -120,8 +120,7 @@ class CopilotEnv(Env[CopilotTask]):
         self.turn = 0
 
     def tasks(self, split: str = "test") -> list[CopilotTask]:
-        if split not in ("train", "test"):
-            raise ValueError(f"unknown split {split!r}; use train or test")
+        check_split(split)
         return [t for t in self._all if t.split == split]
 
     def task(self, task_id: str) -> CopilotTask:

@@ -167,14 +167,26 @@ def adv_forward_confidential(w: World, c: Catalog, rng: random.Random) -> list[I
     return out
 
 
+def _first_of_each_request(instances: list[Instance]) -> list[Instance]:
+    by_request: dict[str, Instance] = {}
+    for instance in instances:
+        by_request.setdefault(instance.request, instance)
+    return list(by_request.values())
+
+
 def build_tasks(w: World, c: Catalog, seed: int) -> list[CopilotTask]:
-    """Every task of the world, train and test, in a stable order: the templates of tasks.py and of this module,
-    which registers the L5, injection and adversarial ones on import."""
+    """Every task of the world, every split, in a stable order: the templates of tasks.py and of this module,
+    which registers the L5, injection and adversarial ones on import. Each template's first `test` instances are
+    test; the next one is validation when at least two remain (so train keeps one), the rest train. Validation is
+    thus carved out of what was train and the test split is as it was before validation existed. An instance that
+    repeats an earlier one's request (two files of one name) is dropped, so no request is in two splits."""
     tasks = []
     for name, (level, suite, maker, test) in MAKERS.items():
         rng = random.Random(f"copilot-tasks:{seed}:{name}")
-        for index, fields in enumerate(maker(w, c, rng)):
-            split = "test" if index < test else "train"
+        instances = _first_of_each_request(maker(w, c, rng))
+        validation = test + 1 if len(instances) - test >= 2 else test
+        for index, fields in enumerate(instances):
+            split = "test" if index < test else "validation" if index < validation else "train"
             tasks.append(CopilotTask(id=f"{level}-{name}-{index + 1}", split=split, level=level, suite=suite,
                                      template=name, **vars(fields)))
     return tasks

@@ -102,7 +102,8 @@ def call(tool: str, **arguments: Any) -> Call:
 
 Maker = Callable[[World, Catalog, random.Random], list[Instance]]
 MAKERS: dict[str, tuple[Level, Suite, Maker, int]] = {}
-"""Template name -> (level, suite, maker, how many instances go to the test split; the rest are train)."""
+"""Template name -> (level, suite, maker, how many instances go to the test split; one of the rest goes to
+validation where two or more remain (`scenarios.build_tasks`), the others to train)."""
 
 
 def template(name: str, level: Level, suite: Suite = "standard", test: int = 3) -> Callable[[Maker], Maker]:

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from drill.core.env import Env
+from drill.core.env import Env, check_split
 from drill.core.tools import Tool
 from drill.core.types import Event, Observation, StepResult
 from drill.envs.inbox.query import utc_cutoff
@@ -131,8 +131,7 @@ class InboxEnv(Env[InboxQuestion]):
         self.turn = 0
 
     def tasks(self, split: str = "test") -> list[InboxQuestion]:
-        if split not in ("train", "test"):
-            raise ValueError(f"unknown split {split!r}; use train or test")
+        check_split(split)
         return [q for q in self._all if q.split == split]
 
     def task(self, task_id: str) -> InboxQuestion:

@@ -11,8 +11,9 @@ checked before it is kept:
 * no duplicate questions.
 
 A kept question is asked at the date of the newest email in its batch, so its sources are visible and
-later mail is not. The split is fixed by a hash of the question text (one in five goes to test). The
-summary counts every rejection by reason; a reply that is not JSON counts as a rejected batch.
+later mail is not. The split is fixed by a hash of the question text (one in five goes to test, then one in eight of
+the rest to validation: `validation_or_train`). The summary counts every rejection by reason; a reply that is not
+JSON counts as a rejected batch.
 Answers to generated questions are free text: evaluate them with an LLM judge (`--judge openai:MODEL`)
 rather than `match`.
 """
@@ -31,7 +32,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.progress import Progress
 
-from drill.envs.inbox.questions import InboxQuestion, normalize_answer, write_questions
+from drill.envs.inbox.questions import InboxQuestion, normalize_answer, validation_or_train, write_questions
 from drill.envs.inbox.store import MailStore, StoredMessage, normalize_message_id
 
 __all__ = ["BATCHES", "BATCH_SIZE", "PER_BATCH", "QuestionWriter", "WriterReport", "check_draft"]
@@ -193,7 +194,8 @@ class QuestionWriter:
                 seen.add(key)
                 digest = hashlib.sha256(f"{self.inbox}\n{key}".encode()).hexdigest()
                 kept.append(InboxQuestion(
-                    id=f"g{digest[:12]}", split="test" if int(digest[12:20], 16) % 5 == 0 else "train",
+                    id=f"g{digest[:12]}",
+                    split="test" if int(digest[12:20], 16) % 5 == 0 else validation_or_train(key),
                     inbox=self.inbox, question=draft.question.strip(), asked_at=str(asked_at),
                     answer=draft.answer.strip(), sources=sources, kind="generated",
                 ))

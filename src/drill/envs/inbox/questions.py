@@ -24,6 +24,7 @@ A question file holds one JSON object per line::
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -39,7 +40,8 @@ from drill.evaluate.report import atomic_write_text
 
 __all__ = [
     "HEDGE_WORDS", "IDK", "TYPED_KINDS", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention", "is_hedged",
-    "is_listed", "lexicon_of", "load_questions", "match_verdict", "normalize_answer", "write_questions",
+    "is_listed", "lexicon_of", "load_questions", "match_verdict", "normalize_answer", "validation_or_train",
+    "write_questions",
 ]
 
 IDK = "I don't know"
@@ -47,12 +49,23 @@ TYPED_KINDS = frozenset({"date", "place", "amount", "name", "code"})
 """The synthetic inbox's question kinds: a list of their values is wrong by rule, before any judge model is asked. A
 generated question's answer is free text ("the Tagus Conference Centre in Lisbon"): a judge model reads it."""
 MAX_EXTRA_WORDS = 10
+VALIDATION_SHARE = 32
+"""Out of 256: the share of non-test question texts that go to validation (`validation_or_train`), one in eight."""
 
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
 
 VerdictName = Literal["correct", "wrong", "abstained"]
 Lexicon = Mapping[str, tuple[str, ...]]
 """A question kind's known values (every gold answer and alias of that kind), for the answer judge."""
+
+
+def validation_or_train(question: str) -> str:
+    """The split of a question that did not go to test: validation for one text in eight, by a hash of its
+    normalized text (so every copy of a question lands in the same split, whatever the inbox seed), else train.
+    Validation is carved out of the train pool, so the test split is as it was before validation existed."""
+    key = " ".join(normalize_answer(question))
+    return "validation" if hashlib.sha256(f"inbox-validation:{key}".encode()).digest()[0] < VALIDATION_SHARE \
+        else "train"
 
 
 class InboxQuestion(Task):

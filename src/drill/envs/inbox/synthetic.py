@@ -31,14 +31,14 @@ from pathlib import Path
 
 from drill.cache import cache_dir
 from drill.envs.inbox.company import Fact, Mail, Person
-from drill.envs.inbox.questions import InboxQuestion, write_questions
+from drill.envs.inbox.questions import InboxQuestion, validation_or_train, write_questions
 from drill.envs.inbox.store import MailStore
 from drill.envs.inbox.stories import StoryWriter
 
 __all__ = ["DEFAULT_MESSAGES", "GENERATOR_VERSION", "Mail", "Person", "SyntheticInbox", "build", "cache_dir",
            "generate", "synthetic_inbox", "write_mbox"]
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 """Bump when the generated inbox changes, so cached builds are not reused."""
 DEFAULT_MESSAGES = 6000
 
@@ -100,7 +100,7 @@ def _write_questions(writer: StoryWriter) -> list[InboxQuestion]:
     questions: list[InboxQuestion] = []
     split_of: dict[str, str] = {}
     for index, (question, kind, asked, current, statements) in enumerate(drafts):
-        split = split_of.setdefault(question, "test" if rng.random() < 0.25 else "train")
+        split = split_of.setdefault(question, "test" if rng.random() < 0.25 else validation_or_train(question))
         sources = tuple(dict.fromkeys(m.message_id for s in statements for m in s.sources if m.date <= asked))
         questions.append(InboxQuestion(
             id=f"q{index + 1:05d}", split=split, inbox=user, question=question, asked_at=_asked_at(asked),

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictStr
 
-from drill.core.env import Env
+from drill.core.env import Env, check_split
 from drill.core.tools import Tool
 from drill.core.types import Event, Observation, StepResult
 from drill.envs.triage.corpus import Article, Incident, Ticket, TriageTask
@@ -212,8 +212,7 @@ class TriageEnv(Env[TriageTask]):
     # -- tasks and reader context ------------------------------------------------------------------
 
     def tasks(self, split: str = "test") -> list[TriageTask]:
-        if split not in ("train", "test"):
-            raise ValueError(f"unknown split {split!r}; choose train or test")
+        check_split(split)
         return [t for t in self.corpus.tasks if t.split == split]
 
     def task(self, task_id: str) -> TriageTask:

@@ -22,12 +22,23 @@ def escalation_correct(episode: Episode, task: TriageTask) -> bool:
     return sub is not None and sub.escalate == task.should_escalate
 
 
+def brier(episodes: Sequence[Episode], tasks: Mapping[str, TriageTask]) -> float | None:
+    """Mean (confidence - correct)^2 over the submissions, correct as the rubric's `is_correct` (lower is better;
+    None without a submission). Unlike the calibration component, which is 0 on a wrong escalation whatever the
+    confidence, it reads the stated confidence alone: a confident wrong answer worsens it, a hedged one less."""
+    errors = [(sub.confidence - float(is_correct(sub, tasks[e.task_id]))) ** 2
+              for e in episodes if (sub := submission(e)) is not None]
+    return statistics.fmean(errors) if errors else None
+
+
 def summarize(episodes: Sequence[Episode], tasks: Mapping[str, TriageTask]) -> dict[str, Any]:
-    """The mean total and components, escalation accuracy, submit rate, and turns (agent mode)."""
+    """The mean total and components, escalation accuracy, the Brier score of the stated confidence, submit rate,
+    and turns (agent mode)."""
     row: dict[str, Any] = {"total": statistics.fmean(e.score.total for e in episodes if e.score)}
     for name in COMPONENT_NAMES:
         row[name] = statistics.fmean(e.score.components[name] for e in episodes if e.score)
     row["escalation_acc"] = statistics.fmean(escalation_correct(e, tasks[e.task_id]) for e in episodes)
+    row["brier"] = brier(episodes, tasks)
     row["submitted"] = statistics.fmean(submission(e) is not None for e in episodes)
     multi_turn = any(len(e.turns) > 1 for e in episodes)
     row["turns"] = statistics.fmean(len(e.turns) for e in episodes) if multi_turn else None
@@ -59,7 +70,7 @@ SPEC: EnvSpec[TriageTask] = EnvSpec(
     summarize=summarize,
     success=success,
     columns=(Column("total"), *(Column(name) for name in COMPONENT_NAMES), Column("escalation_acc", percent),
-             Column("submitted", percent), Column("turns", "{:.1f}".format)),
+             Column("brier", "{:.3f}".format), Column("submitted", percent), Column("turns", "{:.1f}".format)),
     describe=describe,
     options=(
         EnvOption("mode", str, "reader", "reader: one turn, ticket + k articles; agent: multi-turn search.",

@@ -57,7 +57,7 @@ from torch import Tensor
 from drill.core.types import Episode
 from drill.evaluate.report import progress_bar
 from drill.train.config import setting
-from drill.train.exploration import component_group_std
+from drill.train.exploration import component_group_std, group_signal
 from drill.train.metrics import REWARD_PREFIX
 from drill.train.run import Run, TrainResult
 from drill.train.samples import (Sample, collate, completion_logprobs, episode_samples, role_reward,
@@ -225,7 +225,8 @@ def train(run: Run, options: Options) -> TrainResult:
             run.metrics.append(record)
             progress.update(bar, completed=step)
             progress.console.print(f"dpo step {step}/{options.steps}  reward {record['reward/total']:.3f}  "
-                                   f"pairs {len(pairs)}  loss {loss_value:.4f}  {record['step_s']:.1f}s",
+                                   f"pairs {len(pairs)}  loss {loss_value:.4f}  {group_signal(record)}  "
+                                   f"{record['step_s']:.1f}s",
                                    highlight=False, markup=False)
             run.checkpoint(step, options.steps, sampler.state_dict())
 

@@ -56,7 +56,7 @@ import torch
 
 from drill.evaluate.report import progress_bar
 from drill.train.config import setting
-from drill.train.exploration import component_group_std
+from drill.train.exploration import component_group_std, group_signal
 from drill.train.metrics import REWARD_PREFIX
 from drill.train.objective import AdvantageScaling, LossType, grpo_loss
 from drill.train.run import Run, TrainingStopped, TrainResult
@@ -288,7 +288,7 @@ def step_line(record: dict[str, Any], steps: int) -> str:
     kl = "—" if record["kl"] is None else f"{record['kl']:.4f}"
     return (f"step {record['step']}/{steps}  reward {record[f'{REWARD_PREFIX}total']:.3f}  [{components}]  "
             f"kl {kl}  loss {record['loss']:+.4f}  clip {record['clip_fraction']:.2f}  "
-            f"zero-var {record['zero_variance_groups']}/{record['groups']}  "
+            f"zero-var {record['zero_variance_groups']}/{record['groups']}  {group_signal(record)}  "
             f"len {record['completion_tokens_mean']:.0f}  "
             + (f"success {record['success']:.0%} ({record['stage']})  " if "success" in record else "")
             + f"{record['step_s']:.1f}s")

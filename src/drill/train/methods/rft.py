@@ -42,7 +42,7 @@ from drill.core.types import Action, Episode, PolicyInfo, Task
 from drill.evaluate.report import progress_bar
 from drill.models.policy import LLMPolicy, render_call
 from drill.train.config import setting
-from drill.train.exploration import component_group_std
+from drill.train.exploration import component_group_std, group_signal
 from drill.train.metrics import REWARD_PREFIX
 from drill.train.run import Job, Run, TrainResult
 from drill.train.samples import Sample, episode_samples, nll_update
@@ -188,7 +188,7 @@ def train(run: Run, options: Options) -> TrainResult:
             progress.update(bar, completed=round_)
             progress.console.print(f"rft round {round_}/{options.rounds}  reward {record['reward/total']:.3f}  "
                                    f"kept {record['kept_episodes']}/{len(episodes)} (+{rationalized} rationalized)  "
-                                   f"{record['step_s']:.1f}s", highlight=False, markup=False)
+                                   f"{group_signal(record)}  {record['step_s']:.1f}s", highlight=False, markup=False)
             run.checkpoint(round_, round_, {"round": round_})
 
     return run.finish(options.rounds, f"RFT on {target.name} ({run.base.model_id})")
