@@ -32,7 +32,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.progress import Progress
 
-from drill.envs.inbox.questions import InboxQuestion, normalize_answer, validation_or_train, write_questions
+from drill.envs.inbox.questions import InboxQuestion, generated_split, normalize_answer, write_questions
 from drill.envs.inbox.store import MailStore, StoredMessage, normalize_message_id
 
 __all__ = ["BATCHES", "BATCH_SIZE", "PER_BATCH", "QuestionWriter", "WriterReport", "check_draft"]
@@ -195,7 +195,7 @@ class QuestionWriter:
                 digest = hashlib.sha256(f"{self.inbox}\n{key}".encode()).hexdigest()
                 kept.append(InboxQuestion(
                     id=f"g{digest[:12]}",
-                    split="test" if int(digest[12:20], 16) % 5 == 0 else validation_or_train(key),
+                    split=generated_split(self.inbox, draft.question),
                     inbox=self.inbox, question=draft.question.strip(), asked_at=str(asked_at),
                     answer=draft.answer.strip(), sources=sources, kind="generated",
                 ))

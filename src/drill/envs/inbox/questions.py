@@ -40,7 +40,7 @@ from drill.evaluate.report import atomic_write_text
 
 __all__ = [
     "HEDGE_WORDS", "IDK", "TYPED_KINDS", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention", "is_hedged",
-    "is_listed", "lexicon_of", "load_questions", "match_verdict", "normalize_answer", "validation_or_train",
+    "generated_split", "is_listed", "lexicon_of", "load_questions", "match_verdict", "normalize_answer", "validation_or_train",
     "write_questions",
 ]
 
@@ -57,6 +57,15 @@ _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
 VerdictName = Literal["correct", "wrong", "abstained"]
 Lexicon = Mapping[str, tuple[str, ...]]
 """A question kind's known values (every gold answer and alias of that kind), for the answer judge."""
+
+
+def generated_split(inbox: str, question: str) -> str:
+    """The split of a question written for a user's own inbox (`drill inbox generate-questions`, either
+    generator): test for one normalized text in five (by a hash with the inbox's name), else
+    `validation_or_train`."""
+    key = " ".join(normalize_answer(question))
+    digest = hashlib.sha256(f"{inbox}\n{key}".encode()).hexdigest()
+    return "test" if int(digest[12:20], 16) % 5 == 0 else validation_or_train(question)
 
 
 def validation_or_train(question: str) -> str:

@@ -22,8 +22,9 @@ About NO_ANSWER_SHARE of the questions have no answer: the question is asked one
 message was sent, when the inbox holds no mail with that subject, and "I don't know" is the right reply. An
 answerable question is asked one hour to fourteen days after its message. Each message is asked about once, of the
 kind asked least so far that it can answer, so the kinds stay about even as far as the mail allows. Same store,
-inbox, count and seed: the same questions, byte for byte. The split is by a hash of the question's text, one in five
-to test, as for model-written questions. `RuleReport` counts every message not asked about, by reason.
+inbox, count and seed: the same questions, byte for byte. The split is `generated_split` (a hash of the text: one
+in five to test, one in eight of the rest to validation), as for model-written questions. `RuleReport` counts
+every message not asked about, by reason.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from drill.core.judge import agree, claims
-from drill.envs.inbox.questions import IDK, InboxQuestion, lexicon_of, match_verdict, normalize_answer
+from drill.envs.inbox.questions import IDK, InboxQuestion, generated_split, lexicon_of, match_verdict, normalize_answer
 from drill.envs.inbox.store import MailStore, StoredMessage
 
 __all__ = ["DEFAULT_COUNT", "KINDS", "NO_ANSWER_SHARE", "RuleReport", "generate_rule_questions", "subject_key"]
@@ -190,10 +191,9 @@ def _make(inbox: str, kind: str, fact: _Fact, answerable: bool, rng: random.Rand
     asked_at = (sent + shift).strftime(_STAMP)
     text = _question_text(kind, fact)
     answer, aliases = fact.golds[kind]
-    digest = hashlib.sha256(f"{inbox}\n{' '.join(normalize_answer(text))}".encode()).hexdigest()
     ident = hashlib.sha256(f"{inbox}\n{fact.message.message_id}\n{kind}\n{asked_at}".encode()).hexdigest()
     return InboxQuestion(
-        id=f"r{ident[:12]}", split="test" if int(digest[12:20], 16) % 5 == 0 else "train", inbox=inbox,
+        id=f"r{ident[:12]}", split=generated_split(inbox, text), inbox=inbox,
         question=text, asked_at=asked_at, answer=answer if answerable else None,
         aliases=aliases if answerable else (), sources=(fact.message.message_id,) if answerable else (), kind=kind,
     )
