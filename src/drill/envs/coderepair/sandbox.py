@@ -373,7 +373,8 @@ def _started(child: _Child, sandbox: str) -> None:
         waited = f"no answer within {STARTUP_SECONDS:g} s" if str(stop).startswith("timeout") else str(stop)
         raise JailUnavailable(f"{what} did not start: {child.startup_failure() or waited}") from None
     if "jail_error" in first:
-        raise JailUnavailable(f"{what} could not install its seccomp filter: {first['jail_error']}")
+        raise JailUnavailable(f"{what} could not set its resource limits or install its seccomp filter: "
+                              f"{first['jail_error']}")
     if not first.get("started"):
         raise JailUnavailable(f"{what} sent an unexpected first line")
 

@@ -150,6 +150,21 @@ def _describe(exc):
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _limit(limits):
+    """Set every resource limit, soft and hard; a hard limit already below the asked value is kept (it is
+    stricter). A limit that cannot be set raises: the jail is never built without it."""
+    for name, value in (("RLIMIT_AS", limits["memory_bytes"]), ("RLIMIT_CPU", limits["cpu_seconds"]),
+                        ("RLIMIT_FSIZE", limits["file_bytes"]), ("RLIMIT_NPROC", limits["processes"]),
+                        ("RLIMIT_CORE", 0), ("RLIMIT_NOFILE", 64)):
+        which = getattr(resource, name)
+        hard = resource.getrlimit(which)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError) as exc:
+            raise OSError(f"cannot set {name} to {value}: {exc}") from None
+
+
 def main():
     requests = os.fdopen(os.dup(0), "rb")
     replies = os.fdopen(os.dup(1), "wb")
@@ -159,21 +174,14 @@ def main():
     config = json.loads(requests.readline())
     with open("solution.py", "w", encoding="utf-8") as handle:
         handle.write(config["source"])
-    limits = config["limits"]
-    for name, value in (("RLIMIT_AS", limits["memory_bytes"]), ("RLIMIT_CPU", limits["cpu_seconds"]),
-                        ("RLIMIT_FSIZE", limits["file_bytes"]), ("RLIMIT_NPROC", limits["processes"]),
-                        ("RLIMIT_CORE", 0), ("RLIMIT_NOFILE", 64)):
-        try:
-            resource.setrlimit(getattr(resource, name), (value, value))
-        except (ValueError, OSError):
-            pass
-    if config["seccomp"] is not None:
-        try:
+    try:
+        _limit(config["limits"])
+        if config["seccomp"] is not None:
             _install_filter(config["seccomp"])
-        except BaseException as exc:  # the parent refuses to run without the filter it asked for
-            replies.write(json.dumps({"id": 0, "jail_error": _describe(exc)[:300]}).encode() + b"\n")
-            replies.flush()
-            return
+    except BaseException as exc:  # the parent refuses to run without the limits and the filter it asked for
+        replies.write(json.dumps({"id": 0, "jail_error": _describe(exc)[:300]}).encode() + b"\n")
+        replies.flush()
+        return
     replies.write(b'{"id": 0, "started": true}\n')
     replies.flush()
     workspace = os.path.realpath(os.getcwd())
@@ -224,4 +232,5 @@ def main():
                    "trace": ""})
 
 
-main()
+if __name__ == "__main__":  # run as `python -c SOURCE`; imported only by tests of its helpers
+    main()
