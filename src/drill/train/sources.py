@@ -252,8 +252,8 @@ def _stored(path: Path, train_tasks: Sequence[Task]) -> tuple[ReplayPolicy, list
     stored = json.loads(path.read_text(encoding="utf-8")).get("episodes", [])
     by_id = {t.id: t for t in train_tasks}
     kept = [e for e in stored if e["task_id"] in by_id]
-    print(f"source: {len(kept)} of {len(stored)} stored episodes are on training tasks; "
-          f"{len(stored) - len(kept)} (validation or test split, or unknown) are not used")
+    print(f"source: {len(kept)} of {len(stored)} stored episodes are on the training tasks in use; the other "
+          f"{len(stored) - len(kept)} (validation or test split, beyond max_tasks, or unknown) are not used")
     if not kept:
         raise ValueError(f"source: {path} holds no episode of a training task")
     return ReplayPolicy(kept), [(by_id[e["task_id"]], int(e["seed"])) for e in kept]

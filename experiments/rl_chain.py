@@ -1,0 +1,196 @@
+"""RL beyond imitation (issue 41): an SFT start, then an RL stage from it, for several seeds; every number on the
+validation split, so the test split stays unseen until the final table.
+
+An experiment, not a test. For each seed it runs one `drill train ENV --stage SFT --stage RL` (the stages are
+`drill.train.stages`), whose closing evaluation plays the SFT adapter, the RL adapter, the untrained model and the
+heuristic greedily on the same held-out tasks, prompted the same way. Then it reads every run's `heldout.json`
+and `metrics.jsonl` and prints one table: per row the rubric total, the environment's own success (`EnvSpec.success`)
+and its targeted behaviours (its `EnvSpec.summarize` columns), the SFT seeds' max-min spread, each seed's RL gain, and
+the RL stage's zero-variance group fraction (does RL get a signal after SFT?).
+
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/rl_chain.py triage --seeds 0 1 2 --output-dir runs/chain-triage
+    .venv/bin/python experiments/rl_chain.py triage --output-dir runs/chain-triage --report-only
+
+Presets (`PRESETS`) hold each environment's chain: its SFT source, its RL stage, its prompt settings, and which
+columns are the behaviour the reward exists to shape. Triage plays its designed reader setting, five candidate
+articles (`-E k=5`): the gold article among BM25 distractors, and an extractive teacher (below) as the SFT source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from drill import registry
+from drill.core.rollout import run_episodes
+from drill.core.types import Episode
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+TRIAGE_PREFILL = '<tool_call>\\n{"name": "submit_resolution", "arguments": {"resolution": "'
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One environment's chain."""
+
+    options: dict[str, Any]
+    sft: str
+    """The SFT stage (`drill train --stage`), with `{source}` for the teacher's results file where there is one."""
+    rl: str
+    """The RL stage from the SFT adapter: the environment's reward and the model's own samples only."""
+    flags: tuple[str, ...]
+    """Prompt, sampling and optimizer settings for every stage and the closing evaluation."""
+    behaviours: tuple[str, ...]
+    """Summary columns that measure what the reward exists to shape (higher is better unless named in `lower`)."""
+    lower: tuple[str, ...] = ()
+    teacher: str | None = None
+    """A function `name(env_options) -> Policy` in this folder whose training-split episodes are the SFT source."""
+    extra: tuple[str, ...] = ()
+
+
+PRESETS: dict[str, Preset] = {
+    "triage": Preset(
+        options={"mode": "reader", "k": 5},
+        sft="sft:source=results:{source},epochs=1",
+        rl="rft:rounds=2,tasks_per_round=16,bar=group_mean,rationalize=false",
+        flags=("--tool-listing", "compact", "--demos", "0", "--max-new-tokens", "160", "--prefill", TRIAGE_PREFILL,
+               "--lr", "1e-3", "-G", "4", "--temperature", "1.0"),
+        behaviours=("escalation_acc", "brier", "calibration"),
+        lower=("brier",),
+        teacher="triage_teacher",
+    ),
+}
+
+
+def triage_teacher(options: dict[str, Any]) -> Any:
+    """The extractive teacher of `triage_extractive_sft.py`: the shown gold article's steps, the right decision."""
+    from triage_extractive_sft import ExtractiveTeacher
+
+    return ExtractiveTeacher()
+
+
+def teacher_source(env: str, preset: Preset, output_dir: Path) -> Path:
+    """The teacher's episodes on the training split, written once (same tasks, same teacher: same file)."""
+    path = output_dir / "teacher-train.json"
+    if path.exists():
+        return path
+    spec = registry.specs()[env]
+    make_env = spec.make(spec.parse_options(preset.options))
+    teacher = globals()[preset.teacher](preset.options)  # type: ignore[index]
+    tasks = make_env().tasks("train")
+    episodes = run_episodes(make_env, [(t, 0) for t in tasks], teacher, spec.rubric_for(preset.options), 3)
+    print(f"teacher on {len(tasks)} training tasks: total {statistics.fmean(e.score.total for e in episodes):.3f}",
+          flush=True)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in episodes]}), encoding="utf-8")
+    return path
+
+
+def train_command(env: str, preset: Preset, seed: int, source: Path | None, folder: Path, eval_tasks: int) -> list[str]:
+    sft = preset.sft.format(source=source) if source is not None else preset.sft
+    options = [item for name, value in preset.options.items() for item in ("-E", f"{name}={value}")]
+    return ["drill", "train", env, *options, "--stage", sft, "--stage", preset.rl, *preset.flags, "--seed", str(seed),
+            "--eval-split", "validation", "--eval-tasks", str(eval_tasks), "--eval-baseline", "heuristic",
+            "--output-dir", str(folder), *preset.extra]
+
+
+def rows_of(env: str, folder: Path) -> dict[str, dict[str, Any]]:
+    """Each held-out row of a run (`1-sft`, `2-rft`, `untrained`, `heuristic`): the spec's summary of its episodes
+    and the success rate, computed here from the stored episodes, so every row is measured the same way."""
+    spec = registry.specs()[env]
+    data = json.loads((folder / "heldout.json").read_text(encoding="utf-8"))
+    make_env = spec.make(spec.parse_options(PRESETS[env].options))
+    tasks = {t.id: t for t in make_env().tasks("validation")}
+    episodes = [Episode.model_validate(e) for e in data["episodes"]]
+    rows, start = {}, 0
+    for row in data["summary"]:
+        mine = episodes[start:start + row["episodes"]]
+        start += row["episodes"]
+        summary = spec.summarize(mine, tasks) if spec.summarize else {"total": statistics.fmean(
+            e.score.total for e in mine)}
+        summary["success"] = statistics.fmean(spec.success(e, tasks[e.task_id]) for e in mine) if spec.success \
+            else None
+        rows[row["policy"]] = summary
+    return rows
+
+
+def zero_variance(folder: Path, method: str) -> str:
+    """The RL stage's fraction of zero-variance groups over its steps."""
+    lines = [json.loads(line) for line in (folder / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    flat = [r["group_flat/total"] for r in lines if r.get("method", r.get("stage")) == method and
+            "group_flat/total" in r]
+    return "—" if not flat else " ".join(f"{value:.0%}" for value in flat)
+
+
+def report(env: str, seeds: Sequence[int], output_dir: Path) -> None:
+    preset = PRESETS[env]
+    method = preset.rl.split(":", 1)[0]
+    runs = {seed: rows_of(env, output_dir / f"seed-{seed}") for seed in seeds
+            if (output_dir / f"seed-{seed}" / "heldout.json").exists()}
+    if not runs:
+        raise SystemExit(f"no finished run under {output_dir}")
+    columns = ("total", "success", *preset.behaviours)
+    print(f"\n{env}, validation split, greedy ({', '.join(f'{k}={v}' for k, v in preset.options.items())}); "
+          f"SFT {preset.sft.split(',')[0]}, RL {preset.rl}\n")
+    print("| row | seed | " + " | ".join(columns) + " | RL zero-variance groups per round |")
+    print("|---" * (len(columns) + 3) + "|")
+    for seed, rows in runs.items():
+        for name, row in rows.items():
+            if name in ("untrained", "heuristic") and seed != next(iter(runs)):
+                continue  # greedy and seed-independent: shown once
+            cells = " | ".join("—" if row.get(c) is None else f"{row[c]:.3f}" for c in columns)
+            flat = zero_variance(output_dir / f"seed-{seed}", method) if name.endswith(method) else ""
+            print(f"| {name} | {seed if name not in ('untrained', 'heuristic') else '—'} | {cells} | {flat} |")
+    sft_name = next(n for n in next(iter(runs.values())) if n.endswith("sft"))
+    rl_name = next(n for n in next(iter(runs.values())) if n.endswith(method))
+    print()
+    for column in columns:
+        if any(rows[name].get(column) is None for rows in runs.values() for name in (sft_name, rl_name)):
+            print(f"{column}: not defined for every run (no submission to measure it on)")
+            continue
+        sft = [rows[sft_name][column] for rows in runs.values()]
+        gains = [rows[rl_name][column] - rows[sft_name][column] for rows in runs.values()]
+        if column in preset.lower:
+            gains = [-g for g in gains]
+        spread = max(sft) - min(sft)
+        verdict = "every seed's gain beats the spread" if min(gains) > spread else "not every gain beats the spread"
+        print(f"{column}: SFT {statistics.fmean(sft):.3f} (spread {spread:.3f} over {len(sft)} seeds); "
+              f"RL gain per seed {', '.join(f'{g:+.3f}' for g in gains)} (mean {statistics.fmean(gains):+.3f})"
+              f"{' (lower is better)' if column in preset.lower else ''}: {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("env", choices=sorted(PRESETS))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--output-dir", type=Path, required=True)
+    parser.add_argument("--eval-tasks", type=int, default=10_000, help="validation tasks (default: all)")
+    parser.add_argument("--report-only", action="store_true")
+    args = parser.parse_args()
+    preset = PRESETS[args.env]
+    if not args.report_only:
+        source = teacher_source(args.env, preset, args.output_dir) if preset.teacher else None
+        for seed in args.seeds:
+            folder = args.output_dir / f"seed-{seed}"
+            if (folder / "heldout.json").exists():
+                continue
+            command = train_command(args.env, preset, seed, source, folder, args.eval_tasks)
+            print("$ " + " ".join(command), flush=True)
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "drill.cli", *command[1:],
+                            *(["--resume"] if (folder / "config.json").exists() else [])], check=True)
+            print(f"seed {seed}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+    report(args.env, args.seeds, args.output_dir)
+
+
+if __name__ == "__main__":
+    main()
