@@ -44,6 +44,15 @@ def describe(task: ChaosOpsTask) -> str:
             f"fix {' -> '.join(task.fix_sequence)}; budget {task.step_budget} steps")
 
 
+def train_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
+    """What the Oversight proof prompts the embedded model with (experiments/oversight_proof.py): it plays Oversight,
+    the oracle plays the other three roles (a 0.1B model playing all four never resolves an incident, so every
+    episode scores alike), with the compact tool listing, the opening of a Hermes call and short replies; prompts
+    near 1,500 tokens, so micro-batches are bounded by tokens."""
+    return {"roles": ["oversight"], "scripted_policy": "oracle", "tool_listing": "compact",
+            "prefill": '<tool_call>\n{"name": "', "max_new_tokens": 64, "micro_batch_tokens": 4096}
+
+
 SPEC: EnvSpec[ChaosOpsTask] = EnvSpec(
     name="chaosops",
     summary="incident response in a fleet run partly by AI agents; four roles, rogue fleet agents",
@@ -71,4 +80,5 @@ SPEC: EnvSpec[ChaosOpsTask] = EnvSpec(
     batch=45,
     watch_policy="oracle",
     notes={"split_note": SPLIT_NOTE},
+    train_defaults=train_defaults,
 )
