@@ -133,7 +133,7 @@ def with_adapter_settings(values: Mapping[str, Any], spec: EnvSpec) -> dict[str,
             usage_error(f"lora:{recorded['path']} and lora:{path} were trained with different prompt settings or "
                         "-E options; evaluate them in separate commands, or give every prompt flag and -E option")
         recorded = {"path": path, "wanted": wanted}
-        merged, brought, overridden = _fill(merged, settings.prompt, env_options, spec)
+        merged, brought, overridden = _fill(values, settings.prompt, env_options, spec)
         if settings.prompt.get("demos") and settings.demo_selection != "first":
             overridden.append(f"it was trained with {settings.demo_selection} demonstrations; these are the first "
                               f"{settings.prompt['demos']} training tasks'")
@@ -142,7 +142,7 @@ def with_adapter_settings(values: Mapping[str, Any], spec: EnvSpec) -> dict[str,
     return merged
 
 
-def _fill(values: dict[str, Any], prompt: Mapping[str, Any], env_options: Mapping[str, Any],
+def _fill(values: Mapping[str, Any], prompt: Mapping[str, Any], env_options: Mapping[str, Any],
           spec: EnvSpec) -> tuple[dict[str, Any], list[str], list[str]]:
     """`values` with the recorded prompt flags and env options the user did not give; what was filled in (as flags)
     and what the user's flags override."""
@@ -154,23 +154,24 @@ def _fill(values: dict[str, Any], prompt: Mapping[str, Any], env_options: Mappin
         if name not in flags:
             continue
         shown = shlex.quote(typed(value)) if isinstance(value, str) else str(value).lower()
-        given = unescape(values[name]) if isinstance(values.get(name), str) else values.get(name)
-        if given is None:
+        flag_value = unescape(values[name]) if isinstance(values.get(name), str) else values.get(name)
+        if flag_value is None:
             filled[name] = typed(value) if isinstance(value, str) else value
             if value != next(f.default for f in PROMPT_FLAGS if f.name == name):
                 brought.append(flags[name] if value is True else f"{flags[name]} {shown}")
-        elif given != value:
+        elif flag_value != value:
             overridden.append(f"{flags[name]} {values[name]} overrides its {shown}")
-    given = dict(item.partition("=")[::2] for item in values["env_option"])
-    given |= {o.name: values[f"env_{o.name}"] for o in spec.options if o.flag and values.get(f"env_{o.name}") is not None}
+    options = {key.strip(): text.strip() for key, _, text in (item.partition("=") for item in values["env_option"])}
+    options |= {o.name: values[f"env_{o.name}"] for o in spec.options
+                if o.flag and values.get(f"env_{o.name}") is not None}
     added = []
     for name, value in env_options.items():
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        if name not in given:
+        if name not in options:
             added.append(f"{name}={text}")
             brought.append(f"-E {name}={text}")
-        elif str(given[name]).strip().lower() != text.lower():
-            overridden.append(f"-E {name}={given[name]} overrides its {name}={text}")
+        elif str(options[name]).lower() != text.lower():
+            overridden.append(f"-E {name}={options[name]} overrides its {name}={text}")
     filled["env_option"] = [*added, *values["env_option"]]
     return filled, brought, overridden
 

@@ -105,10 +105,14 @@ def read_adapter_settings(folder: str | Path) -> AdapterSettings | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return AdapterSettings(**data)
+        settings = AdapterSettings(**json.loads(path.read_text(encoding="utf-8")))
     except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
         raise AdapterLoadError(f"{path}: not a settings file Drill wrote ({_reason(exc)})") from exc
+    kinds = {"base_model": str, "env": str, "env_options": dict, "prompt": dict, "demo_selection": str}
+    wrong = [name for name, kind in kinds.items() if not isinstance(getattr(settings, name), kind)]
+    if wrong:
+        raise AdapterLoadError(f"{path}: not a settings file Drill wrote ({', '.join(wrong)} of the wrong type)")
+    return settings
 
 
 def load_lora(path: str | Path, base_model: str | None = None) -> tuple[TransformersChatModel, PolicyInfo]:
