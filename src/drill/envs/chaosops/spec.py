@@ -45,12 +45,15 @@ def describe(task: ChaosOpsTask) -> str:
 
 
 def train_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
-    """What the Oversight proof prompts the embedded model with (experiments/oversight_proof.py): it plays Oversight,
-    the oracle plays the other three roles (a 0.1B model playing all four never resolves an incident, so every
-    episode scores alike), with the compact tool listing, the opening of a Hermes call and short replies; prompts
-    near 1,500 tokens, so micro-batches are bounded by tokens."""
+    """What lets the embedded model start on ChaosOps. It plays Oversight and the oracle plays the other three roles
+    (playing all four it never resolves an incident), prompted as the Oversight proof was
+    (experiments/oversight_proof.py): the compact tool listing, the opening of a Hermes call, short replies, and
+    micro-batches bounded by tokens for its ~1,500-token prompts. Its Oversight calls are still invalid at first, so
+    every episode of a group scores the same team total; the training-only `tool_call_format` shaping reward (never
+    in the evaluation) pays for progress toward a valid call, which differs between samples."""
     return {"roles": ["oversight"], "scripted_policy": "oracle", "tool_listing": "compact",
-            "prefill": '<tool_call>\n{"name": "', "max_new_tokens": 64, "micro_batch_tokens": 4096}
+            "prefill": '<tool_call>\n{"name": "', "max_new_tokens": 64, "micro_batch_tokens": 4096,
+            "shaping": ["tool_call_format"]}
 
 
 SPEC: EnvSpec[ChaosOpsTask] = EnvSpec(
