@@ -38,9 +38,8 @@ def test_the_users_settings_and_options_win() -> None:
 
 
 def test_defaults_follow_the_options_the_user_gave() -> None:
-    agent, _ = with_env_defaults("triage", {"env_options": {"mode": "agent"}})
-    assert agent["env_options"] == {"mode": "agent"} and "demos" not in agent
-    assert "submit_resolution" not in agent["prefill"]  # an agent searches before it submits
+    agent, taken = with_env_defaults("triage", {"env_options": {"mode": "agent"}})
+    assert agent == {"env_options": {"mode": "agent"}} and not taken  # the reader's prefill would skip the search
     react, taken = with_env_defaults("triage", {"react": True})
     assert "prefill" not in react and "demos" not in react and not any("--prefill" in t for t in taken)
 

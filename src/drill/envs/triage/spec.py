@@ -49,12 +49,12 @@ for groups to differ (experiments/LOG.md, "GRPO on CPU, triage reader mode")."""
 
 
 def train_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
-    """What lets the embedded SmolLM2-135M start on triage (experiments/grpo_cpu_proof.py): one article (a prompt
-    near 1,000 tokens, which the CPU affords), the compact tool listing, two worked examples, the reader's prefill,
-    and a temperature at which its samples differ but still close the call. Agent mode searches first, so only the
-    listing and the opening of a call are set there."""
+    """What lets the embedded SmolLM2-135M start on the triage reader (experiments/grpo_cpu_proof.py): one article (a
+    prompt near 1,000 tokens, which the CPU affords), the compact tool listing, two worked examples, the reader's
+    prefill, and a temperature at which its samples differ but still close the call. Agent mode gets none: with the
+    compact listing and a Hermes prefill its 8 sampled episodes on a training ticket all scored 0 (no valid call)."""
     if options["mode"] == "agent":
-        return {"tool_listing": "compact", "prefill": '<tool_call>\n{"name": "', "max_new_tokens": 128}
+        return {}
     return {"env_options": {"k": 1}, "tool_listing": "compact", "demos": 2, "prefill": READER_PREFILL,
             "max_new_tokens": 128, "temperature": 0.7}
 
