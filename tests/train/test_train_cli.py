@@ -99,7 +99,7 @@ def test_prompt_options_reach_the_config_and_the_printed_eval_command_reproduces
     assert args[:5] == ["drill", "eval", "triage", "--policy", f"lora:{tmp_path / 'out' / 'adapter'}"]
     flags = dict(zip(args[5::2], args[6::2]))
     assert flags["-E"] == "k=1" and flags["--tool-listing"] == "compact" and flags["--demos"] == "2"
-    assert unescape(flags["--prefill"]) == config.prefill and flags["--max-new-tokens"] == "192"
+    assert unescape(flags["--prefill"]) == config.prefill and flags["--max-new-tokens"] == "128"  # triage's default
     assert flags["--split"] == "validation"  # where the closing evaluation played: the test split is for the end
     assert "drill eval triage --policy lora:" in " ".join(result.output.split())
     final = runner.invoke(app, ["train", "triage", "--eval-split", "test", "--output-dir", str(tmp_path / "final")])

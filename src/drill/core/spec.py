@@ -162,6 +162,11 @@ class EnvSpec(Generic[TaskT]):
     audit_strategies: Callable[[Mapping[str, Any]], Sequence[Any]] | None = None
     """Extra exploit strategies (`drill.audit.strategies.Strategy`) for `drill audit NAME`, given the options; the
     generic ones, built from the tool schemas and the baselines, always run."""
+    train_defaults: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    """`train_defaults(options)`: the `drill train` settings that let the embedded model start learning here, for
+    these parsed options: run-config field names (`tool_listing`, `prefill`, `demos`, `max_new_tokens`, `roles`, ...)
+    and `env_options` (options to add). `drill train` uses each one the user did not set, and says so; a 0.1B model
+    prompted with the generic defaults writes no valid tool call, so every group would score the same. None: none."""
 
     @property
     def reward_column(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 import typer
 
-from drill.cli_options import LLM_PARAMETERS, llm_options
+from drill.cli_options import LLM_PARAMETERS, llm_options, with_adapter_settings
 from drill.console import usage_error
 from drill.core.policy import Policy
 from drill.core.rubric import Rubric
@@ -187,6 +187,7 @@ def eval_command(spec: EnvSpec) -> Callable[..., None]:
 
     def command(**values: Any) -> None:
         spec_ = spec
+        values = with_adapter_settings(values, spec)  # lora:DIR brings its training's prompt flags and -E options
         if values["env_url"]:  # --env-url: episodes played on a served env (drill serve), tasks and rubric local
             from drill.serve.client import remote_spec
 
@@ -273,6 +274,7 @@ def watch_command(spec: EnvSpec) -> Callable[..., None]:
     choices = describe_choices(spec.baselines(spec.parse_options({})))
 
     def command(**values: Any) -> None:
+        values = with_adapter_settings(values, spec)
         _, _, rubric, make_env, baselines = _setup(spec, values)
         env = make_env()
         if values["task"]:

@@ -19,6 +19,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,51 @@ def read_adapter_config(folder: Path) -> dict[str, Any]:
     if config.get("peft_type") != "LORA":
         raise AdapterLoadError(f"{config_path}: peft_type is {config.get('peft_type')!r}; only LORA adapters load")
     return config
+
+
+SETTINGS_FILE = "drill_settings.json"
+"""Beside a trained adapter: the base model, environment options and prompt settings it was trained with."""
+
+
+@dataclass(frozen=True)
+class AdapterSettings:
+    """What an adapter was trained with, so `--policy lora:DIR` prompts it the same way without any flag: a small
+    model scores near 0 under prompt settings other than its training's."""
+
+    base_model: str
+    """The base model's stable id (`embedded:SmolLM2-135M-Instruct`, a hub id, an absolute folder)."""
+    env: str
+    env_options: dict[str, Any]
+    """The `-E` options the run set (the environment's defaults fill the rest)."""
+    prompt: dict[str, Any]
+    """Prompt flags by name (`drill.models.prompt.PROMPT_FLAGS`): max_new_tokens, tool_listing, prefill, react, demos.
+    Not the temperature: a trained adapter is evaluated greedily, as the run's closing evaluation does."""
+    demo_selection: str = "first"
+
+
+def write_adapter_settings(folder: Path, settings: AdapterSettings) -> None:
+    """Write `SETTINGS_FILE` into the adapter folder atomically."""
+    path = Path(folder) / SETTINGS_FILE
+    staging = path.with_name(f".{SETTINGS_FILE}.{os.getpid()}.tmp")
+    staging.write_text(json.dumps(asdict(settings), indent=1) + "\n", encoding="utf-8")
+    os.replace(staging, path)
+
+
+def read_adapter_settings(folder: str | Path) -> AdapterSettings | None:
+    """The settings recorded beside the adapter at `folder`, or None for an adapter saved without them. Raises
+    AdapterLoadError when the file is there but unreadable."""
+    path = Path(folder).expanduser() / SETTINGS_FILE
+    if not path.is_file():
+        return None
+    try:
+        settings = AdapterSettings(**json.loads(path.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
+        raise AdapterLoadError(f"{path}: not a settings file Drill wrote ({_reason(exc)})") from exc
+    kinds = {"base_model": str, "env": str, "env_options": dict, "prompt": dict, "demo_selection": str}
+    wrong = [name for name, kind in kinds.items() if not isinstance(getattr(settings, name), kind)]
+    if wrong:
+        raise AdapterLoadError(f"{path}: not a settings file Drill wrote ({', '.join(wrong)} of the wrong type)")
+    return settings
 
 
 def load_lora(path: str | Path, base_model: str | None = None) -> tuple[TransformersChatModel, PolicyInfo]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from drill.cli_options import LLM_PARAMETERS, llm_options
+from drill.cli_options import LLM_PARAMETERS, llm_options, with_adapter_settings
 from drill.console import console, usage_error
 from drill.core.spec import EnvSpec
 from drill.evaluate.commands import _env_parameters, _options, _parameter
@@ -50,6 +50,7 @@ def serve_command(spec: EnvSpec) -> Callable[..., None]:
             usage_error(f"--allow-origin: {exc}")
         if config.max_sessions < 1 or config.idle_timeout <= 0 or config.max_body < 1024:
             usage_error("--max-sessions must be >= 1, --idle-timeout > 0 and --max-body >= 1024")
+        values = with_adapter_settings(values, spec)  # lora:DIR brings its training's prompt flags and -E options
         options, rubric_values = _options(spec, values)
         try:
             make_env = spec.make(options)

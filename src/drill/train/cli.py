@@ -24,7 +24,7 @@ from typing import Any, Optional
 import typer
 from rich.markup import escape
 
-from drill.cli_options import unescape
+from drill.cli_options import typed, unescape
 from drill.console import fatal, usage_error
 from drill.train.config import RunConfig, checked, parse_scalar, read_settings
 
@@ -151,7 +151,8 @@ def train(env: str, method: str | None, config_file: Path | None, **values: Any)
     from drill.train.run import TrainingStopped, plan_run
 
     try:
-        settings = (read_settings(config_file) if config_file is not None else {}) | given_settings(values)
+        given = (read_settings(config_file) if config_file is not None else {}) | given_settings(values)
+        settings, taken = with_env_defaults(env, given)
         settings["env"] = env
         staged = bool(settings.get("stages"))
         if staged and method is not None:
@@ -171,6 +172,11 @@ def train(env: str, method: str | None, config_file: Path | None, **values: Any)
         usage_error(" ".join(str(exc).split()))
     except OSError as exc:  # --env-url: nothing answers there
         fatal(str(exc))
+    from drill.console import console
+
+    if taken:
+        console.print(f"{env}'s training defaults (a flag or config value overrides each): {' '.join(taken)}",
+                      highlight=False, soft_wrap=True)
     try:
         if staged:
             run_stages(config, defaults=option_settings)
@@ -181,8 +187,6 @@ def train(env: str, method: str | None, config_file: Path | None, **values: Any)
     except (TrainingStopped, FloatingPointError) as exc:
         fatal(f"{exc} (metrics so far: {config.output_dir / 'metrics.jsonl'}; resume from the last checkpoint "
               "with --resume after changing the settings)")
-    from drill.console import console
-
     console.print(f"adapter: {result.adapter_dir}  (evaluate with: {eval_command(config, result.adapter_dir)})",
                   highlight=False, soft_wrap=True)
     if config.demos and config.demo_selection != "first":
@@ -191,6 +195,45 @@ def train(env: str, method: str | None, config_file: Path | None, **values: Any)
                       highlight=False)
     console.print(f"metrics: {result.output_dir / 'metrics.jsonl'}  curve: {result.output_dir / 'learning_curve.png'}",
                   highlight=False)
+
+
+HERMES_FORM = ("prefill", "demos")
+"""Settings written in the Hermes reply form: an environment's defaults for them do not apply to a --react run."""
+
+
+def with_env_defaults(env: str, given: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`given` (the config file's and the command line's settings) with the environment's training defaults
+    (`EnvSpec.train_defaults`) filled in wherever the user set nothing, and those defaults as flags, to print.
+    An `env_options` default adds options; an option the user gave keeps its value. Raises ValueError on an
+    unknown environment or option."""
+    from drill import registry
+
+    spec = registry.get(env)
+    user_options = dict(given.get("env_options", {}))
+    if spec.train_defaults is None:
+        return dict(given), []
+    settings, taken = dict(given), []
+    for name, value in spec.train_defaults(spec.parse_options(user_options)).items():
+        if name == "env_options":
+            added = {k: v for k, v in value.items() if k not in user_options}
+            settings["env_options"] = {**added, **user_options}
+            taken += [f"-E {k}={_flag_value(v)}" for k, v in added.items()]
+        elif name not in given and not (given.get("react") and name in HERMES_FORM):
+            settings[name] = value
+            flag = FLAG_NAMES.get(name, ("--" + name.replace("_", "-"),))[0]
+            taken.append(f"{flag} {_flag_value(value)}")
+    return settings, taken
+
+
+def _flag_value(value: Any) -> str:
+    """A setting's value as typed on a command line: lists joined by commas, text escaped and quoted."""
+    import shlex
+
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    if isinstance(value, bool):
+        return str(value).lower()
+    return shlex.quote(typed(value)) if isinstance(value, str) else str(value)
 
 
 def command() -> Callable[..., None]:
@@ -234,7 +277,7 @@ def eval_command(config: RunConfig, adapter_dir: Path) -> str:
     if config.tool_listing != "schema":
         parts += ["--tool-listing", config.tool_listing]
     if config.prefill:
-        parts += ["--prefill", config.prefill.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")]
+        parts += ["--prefill", typed(config.prefill)]
     if config.react:
         parts.append("--react")
     if config.demos:

@@ -36,9 +36,12 @@ from drill.core.policy import Policy
 from drill.core.rollout import run_episodes
 from drill.core.types import Episode, Task
 from drill.evaluate.report import atomic_write_text
+from drill.models.adapters import AdapterSettings, write_adapter_settings
+from drill.models.prompt import PROMPT_FLAGS
 from drill.train.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint, save_checkpoint
 from drill.train.config import RunConfig
 from drill.train.metrics import MetricsLog, plot_learning_curve
+from drill.train.progress import Heartbeat
 from drill.train.schedules import Curriculum, TaskSampler, WeightSchedule, parse_schedules
 from drill.train.shaping import with_shaping
 from drill.train.target import TrainTarget, load_target
@@ -114,6 +117,8 @@ class Run:
         self.prompting = prompt_options(config, plan.target)  # demonstrations are played once, for every use
         self.restarted = restarted
         """The folder held a run interrupted before its first checkpoint, and this one starts it over."""
+        self.heartbeat = Heartbeat(lambda text: console.print(text, highlight=False, markup=False))
+        """Prints what a long step is doing every half minute (`drill.train.progress`); stopped by `methods.train`."""
         self._policies: Callable[[int], dict[str, Policy]] | None = None
 
     @classmethod
@@ -190,10 +195,14 @@ class Run:
         policies of `step`."""
         size = self.config.group_size
         jobs = [job for job in groups for _ in range(size)]
+        label = f"step {step}: " if step else ""
+        self.heartbeat.phase(f"{label}playing {len(jobs)} episodes", total=0 if pool is not None else len(jobs))
         if pool is not None:  # one chunk of the jobs per worker
             episodes = pool.play(str(step), jobs, rubric, -(-len(jobs) // self.config.rollout_workers))
         else:
-            episodes = run_episodes(self.target.make_env, jobs, policies, rubric, self.config.max_turns)
+            episodes = run_episodes(self.target.make_env, jobs, policies, rubric, self.config.max_turns,
+                                    on_episode_done=lambda _: self.heartbeat.done())
+        self.heartbeat.phase(f"{label}updating the adapter on {len(episodes)} episodes")
         return [episodes[k * size:(k + 1) * size] for k in range(len(groups))]
 
     def checkpoint(self, step: int, last: int, data_position: dict[str, Any]) -> None:
@@ -209,15 +218,25 @@ class Run:
         from drill.models.adapters import save_adapter
         from drill.train.heldout import evaluate_heldout
 
+        self.heartbeat.phase(None)
         adapter_dir = self.out / "adapter"
         save_adapter(self.model, adapter_dir, base_model_id=self.base.model_id)
+        write_adapter_settings(adapter_dir, adapter_settings(self.config, self.base.model_id))
         records = self.metrics.read()
         plot_learning_curve([curve(r) for r in records] if curve else records, self.out / "learning_curve.png",
                             title)
+        self.heartbeat.phase("held-out evaluation" if self.config.eval_tasks else None)
         evaluation = (evaluate_heldout(self.config, self.target, self.roles, adapter_dir, self.base.model_id,
                                        self.out, self.prompting) if self.config.eval_tasks else [])
         return TrainResult(output_dir=self.out, adapter_dir=adapter_dir, steps=steps, metrics=records,
                            evaluation=evaluation)
+
+
+def adapter_settings(config: RunConfig, model_id: str) -> AdapterSettings:
+    """What `--policy lora:ADAPTER` needs to prompt the adapter as this run did (`drill.models.adapters`)."""
+    prompt = {f.name: getattr(config, f.name) for f in PROMPT_FLAGS if f.name != "temperature"}
+    return AdapterSettings(base_model=model_id, env=config.env, env_options=dict(config.env_options), prompt=prompt,
+                           demo_selection=config.demo_selection)
 
 
 def plan_run(config: RunConfig, target: TrainTarget | None = None) -> RunPlan:

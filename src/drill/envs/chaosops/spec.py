@@ -49,6 +49,18 @@ def describe(task: ChaosOpsTask) -> str:
             f"fix {' -> '.join(task.fix_sequence)}; budget {task.step_budget} steps")
 
 
+def train_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
+    """What lets the embedded model start on ChaosOps. It plays Oversight and the oracle plays the other three roles
+    (playing all four it never resolves an incident), prompted as the Oversight proof was
+    (experiments/oversight_proof.py): the compact tool listing, the opening of a Hermes call, short replies, and
+    micro-batches bounded by tokens for its ~1,500-token prompts. Its Oversight calls are still invalid at first, so
+    every episode of a group scores the same team total; the training-only `tool_call_format` shaping reward (never
+    in the evaluation) pays for progress toward a valid call, which differs between samples."""
+    return {"roles": ["oversight"], "scripted_policy": "oracle", "tool_listing": "compact",
+            "prefill": '<tool_call>\n{"name": "', "max_new_tokens": 64, "micro_batch_tokens": 4096,
+            "shaping": ["tool_call_format"]}
+
+
 SPEC: EnvSpec[ChaosOpsTask] = EnvSpec(
     name="chaosops",
     summary="incident response in a fleet run partly by AI agents; four roles, rogue fleet agents",
@@ -76,4 +88,5 @@ SPEC: EnvSpec[ChaosOpsTask] = EnvSpec(
     batch=45,
     watch_policy="oracle",
     notes={"split_note": SPLIT_NOTE},
+    train_defaults=train_defaults,
 )

@@ -60,6 +60,16 @@ def describe(task: InboxQuestion) -> str:
     return f"{task.id}: {task.question} · gold answer: {gold} · sources: {', '.join(task.sources) or 'none'}"
 
 
+def train_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The prompt every inbox proof trains and evaluates with (experiments/inbox_extractive_sft.py): the compact tool
+    listing and the opening of a Hermes call, so the model calls a tool instead of answering in prose; short replies;
+    and micro-batches bounded by tokens, since a late turn's prompt holds the mail it read. Under it the untrained
+    SmolLM2-135M still writes no valid call (8 of 8 sampled episodes: ten cut-off calls each), so GRPO alone gets no
+    variance here: start with an SFT stage on a teacher, as the proofs do (`--stage sft:source=...`)."""
+    return {"tool_listing": "compact", "prefill": '<tool_call>\n{"name": "', "max_new_tokens": 96,
+            "micro_batch_tokens": 4096}
+
+
 def _commands() -> Any:
     from drill.envs.inbox.commands import inbox_app
 
@@ -95,4 +105,5 @@ SPEC: EnvSpec[InboxQuestion] = EnvSpec(
     group_name="kind",
     charts=(Chart("inbox_by_kind.png", "by_group", "inbox QA: mean reward per question kind", "mean reward"),),
     commands=_commands,
+    train_defaults=train_defaults,
 )

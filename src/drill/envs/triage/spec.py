@@ -54,6 +54,22 @@ def success(episode: Episode, task: TriageTask) -> bool:
     return is_correct(sub, task) if task.answerable else not sub.citations
 
 
+READER_PREFILL = '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
+"""The reader's reply opened up to the resolution text: the embedded model then finishes a valid call often enough
+for groups to differ (experiments/LOG.md, "GRPO on CPU, triage reader mode")."""
+
+
+def train_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
+    """What lets the embedded SmolLM2-135M start on the triage reader (experiments/grpo_cpu_proof.py): one article (a
+    prompt near 1,000 tokens, which the CPU affords), the compact tool listing, two worked examples, the reader's
+    prefill, and a temperature at which its samples differ but still close the call. Agent mode gets none: with the
+    compact listing and a Hermes prefill its 8 sampled episodes on a training ticket all scored 0 (no valid call)."""
+    if options["mode"] == "agent":
+        return {}
+    return {"env_options": {"k": 1}, "tool_listing": "compact", "demos": 2, "prefill": READER_PREFILL,
+            "max_new_tokens": 128, "temperature": 0.7}
+
+
 def describe(task: TriageTask) -> str:
     return (f"{task.id}: gold escalate={task.should_escalate}, answerable={task.answerable}, "
             f"gold articles={', '.join(task.gold_article_ids) or 'none'}")
@@ -83,4 +99,5 @@ SPEC: EnvSpec[TriageTask] = EnvSpec(
     charts=(Chart("components.png", "components", "triage: mean reward components per policy", "mean (0-1)"),),
     batch=16,
     report_dir=lambda options: f"triage-{options['mode']}",
+    train_defaults=train_defaults,
 )

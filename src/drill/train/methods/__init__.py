@@ -44,6 +44,8 @@ def train(config: RunConfig, name: str = "grpo", options: Any = None, target: Tr
     except KeyboardInterrupt:  # Ctrl-C: never leave a folder that neither a fresh run nor --resume accepts
         run.interrupted()
         raise
+    finally:
+        run.heartbeat.stop()
 
 
 def configure(name: str, **settings: Any) -> tuple[RunConfig, Any]:
