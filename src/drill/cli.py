@@ -48,7 +48,8 @@ if _ONLY is None:
     from drill.train import cli as train_cli
 
     app.add_typer(serve_app(list(registry.specs().values())), name="serve")
-    app.command("train")(train_cli.command())
+    app.command("train")(train_cli.command(registry.specs().get(sys.argv[2]) if len(sys.argv) > 2 and
+                                           sys.argv[1] == "train" else None))
 
 
 def main() -> None:

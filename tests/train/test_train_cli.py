@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from drill.cli import app
@@ -146,3 +147,41 @@ def test_autocast_on_a_cpu_without_fast_bfloat16_is_a_usage_error_before_any_mod
                                  "--output-dir", str(tmp_path / "run")])
     assert result.exit_code == 2, result.output
     assert "a bfloat16 matmul takes 40.0x as long as a float32 one" in " ".join(result.output.split())
+
+
+def _env_app(name: str) -> typer.Typer:
+    """`drill train NAME ...` as the CLI builds it when NAME is on the command line: with the env's own flags."""
+    from drill import registry
+    from drill.train import cli as train_cli
+
+    env_app = typer.Typer()
+    env_app.command("train")(train_cli.command(registry.get(name)))
+    env_app.command("other")(lambda: None)  # two commands: typer keeps `train` as a subcommand
+    return env_app
+
+
+def test_environment_flags_work_in_train_as_in_eval(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[RunConfig, Any]] = []
+    monkeypatch.setattr(methods, "train", _fake_train(seen))
+    result = runner.invoke(_env_app("triage"), ["train", "triage", "--mode", "agent", "--turn-budget", "5",
+                                                "--output-dir", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    assert seen[0][0].env_options == {"mode": "agent", "turn_budget": 5}
+    twice = runner.invoke(_env_app("triage"), ["train", "triage", "-E", "k=1", "--k", "3",
+                                               "--output-dir", str(tmp_path / "b")])
+    assert twice.exit_code == 2 and "--env-option k is given twice, as 1 and 3" in " ".join(twice.output.split())
+    bad = runner.invoke(_env_app("triage"), ["train", "triage", "--mode", "sideways", "--output-dir", str(tmp_path)])
+    assert bad.exit_code == 2 and "option mode must be one of reader, agent" in " ".join(bad.output.split())
+
+
+def test_max_turns_is_the_environments_turn_budget_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[RunConfig, Any]] = []
+    monkeypatch.setattr(methods, "train", _fake_train(seen))
+    result = runner.invoke(_env_app("inbox"), ["train", "inbox", "--max-turns", "4", "--output-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert seen[0][0].max_turns == 4 and seen[0][0].env_options["max_turns"] == 4  # as `drill eval inbox --max-turns`
+    runner.invoke(_env_app("triage"), ["train", "triage", "--max-turns", "4", "--output-dir", str(tmp_path / "t")])
+    assert seen[1][0].max_turns == 4 and "max_turns" not in seen[1][0].env_options  # triage has no such option
+    clash = runner.invoke(_env_app("inbox"), ["train", "inbox", "--max-turns", "4", "-E", "max_turns=6",
+                                              "--output-dir", str(tmp_path / "c")])
+    assert clash.exit_code == 2 and "--max-turns 4 and -E max_turns=6 disagree" in " ".join(clash.output.split())

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, Field, fields
 from pathlib import Path
 from typing import Any, Optional
@@ -26,6 +26,7 @@ from rich.markup import escape
 
 from drill.cli_options import typed, unescape
 from drill.console import fatal, usage_error
+from drill.core.spec import EnvSpec
 from drill.train.config import RunConfig, checked, parse_scalar, read_settings
 
 FLAG_NAMES: dict[str, tuple[str, ...]] = {
@@ -122,7 +123,10 @@ def _key_values(items: list[str], option: str, convert: bool) -> dict[str, Any]:
         if not sep or not key.strip() or not value.strip():
             usage_error(f"{option} {item!r}: expected KEY=VALUE")
         scalar = parse_scalar(value.strip()) if convert else None
-        parsed[key.strip()] = value.strip() if scalar is None else scalar  # an env option is never None
+        value = value.strip() if scalar is None else scalar  # an env option is never None
+        if parsed.get(key.strip(), value) != value:
+            usage_error(f"{option} {key.strip()} is given twice, as {parsed[key.strip()]!r} and {value!r}")
+        parsed[key.strip()] = value
     return parsed
 
 
@@ -152,7 +156,7 @@ def train(env: str, method: str | None, config_file: Path | None, **values: Any)
 
     try:
         given = (read_settings(config_file) if config_file is not None else {}) | given_settings(values)
-        settings, taken = with_env_defaults(env, given)
+        settings, taken = with_env_defaults(env, with_turn_limit(env, given))
         settings["env"] = env
         staged = bool(settings.get("stages"))
         if staged and method is not None:
@@ -197,6 +201,22 @@ def train(env: str, method: str | None, config_file: Path | None, **values: Any)
                   highlight=False)
 
 
+def with_turn_limit(env: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """`--max-turns N` bounds every episode of the run; where the environment has a `max_turns` option of its own
+    (inbox, copilot, coderepair), it sets that too, as `drill eval ENV --max-turns N` does, so the rubric scores
+    efficiency against the same budget. An `-E max_turns=M` given as well must agree."""
+    from drill import registry
+
+    settings = dict(given)
+    if "max_turns" not in given or all(o.name != "max_turns" for o in registry.get(env).options):
+        return settings
+    options = dict(given.get("env_options", {}))
+    if options.setdefault("max_turns", given["max_turns"]) != given["max_turns"]:
+        raise ValueError(f"--max-turns {given['max_turns']} and -E max_turns={options['max_turns']} disagree")
+    settings["env_options"] = options
+    return settings
+
+
 HERMES_FORM = ("prefill", "demos")
 """Settings written in the Hermes reply form: an environment's defaults for them do not apply to a --react run."""
 
@@ -236,8 +256,32 @@ def _flag_value(value: Any) -> str:
     return shlex.quote(typed(value)) if isinstance(value, str) else str(value)
 
 
-def command() -> Callable[..., None]:
-    """`train` with the derived options as its signature, for typer."""
+def env_flag_parameters(spec: EnvSpec, settings: Sequence[inspect.Parameter]) -> list[inspect.Parameter]:
+    """The environment's own option flags (`--mode`, `--k`, `--db`, ...), as `drill eval ENV` takes them; each is
+    `-E NAME=VALUE`. A flag the run config already has keeps the run's meaning: `--max-turns` bounds every
+    episode and, in an environment with a `max_turns` option, sets that option too (`with_turn_limit`)."""
+    taken = {flag for p in settings for flag in p.default.param_decls for flag in flag.split("/")}
+    parameters = []
+    for option in spec.options:
+        if not option.flag or option.flag in taken:
+            continue
+        kind = {bool: Optional[bool], int: Optional[int], float: Optional[float]}.get(option.type, Optional[str])
+        choices = f" One of: {', '.join(option.choices)}." if option.choices else ""
+        default = "" if option.default is None else f" [default: {option.default}]"
+        parameters.append(inspect.Parameter(
+            f"env_{option.name}", inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=typer.Option(
+                None, option.flag, help=escape(f"{option.help}{choices}{default} (= -E {option.name}=...)"),
+                rich_help_panel=PANELS["environment"], show_default=False)))
+    return parameters
+
+
+def _flag_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def command(spec: EnvSpec | None = None) -> Callable[..., None]:
+    """`train` with the derived options as its signature, for typer; with `spec` (`drill train ENV ...`), also that
+    environment's own option flags."""
     head = [
         inspect.Parameter("env", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str,
                           default=typer.Argument(..., help="Environment to train on: triage, chaosops, ...")),
@@ -251,11 +295,18 @@ def command() -> Callable[..., None]:
                                                rich_help_panel=PANELS["environment"])),
     ]
 
+    settings = settings_parameters()
+    env_flags = env_flag_parameters(spec, settings) if spec is not None else []
+
     def train_command(**kwargs: Any) -> None:
         env, method, config_file = kwargs.pop("env"), kwargs.pop("method"), kwargs.pop("config_file")
+        given = {p.name.removeprefix("env_"): kwargs.pop(p.name) for p in env_flags}
+        flagged = [f"{name}={_flag_text(value)}" for name, value in given.items() if value is not None]
+        if flagged:
+            kwargs["env_options"] = [*(kwargs["env_options"] or []), *flagged]
         train(env, method, config_file, **kwargs)
 
-    train_command.__signature__ = inspect.Signature([*head, *settings_parameters()])  # type: ignore[attr-defined]
+    train_command.__signature__ = inspect.Signature([*head, *env_flags, *settings])  # type: ignore[attr-defined]
     train_command.__doc__ = train.__doc__
     return train_command
 
