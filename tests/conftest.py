@@ -12,6 +12,8 @@ from types import ModuleType
 import pytest
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # tests are offline: Ray's usage report stays off
+if "PYTEST_XDIST_WORKER" in os.environ:  # one test worker per core: one torch thread each, or they oversubscribe
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -36,7 +36,7 @@ def trained(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> t
 
 
 def _episodes(args: list[str], out: Path) -> tuple[list[tuple[Any, ...]], str]:
-    """Play `drill eval` with `args` on the first two test tickets: each episode's reward, what the model saw and
+    """Play `drill eval` with `args` on the first two tickets of its split: each episode's reward, what the model saw and
     the token ids it wrote; and what the command printed."""
     result = runner.invoke(app, [*args, "--limit", "2", "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -58,13 +58,17 @@ def test_lora_alone_plays_the_episodes_of_the_printed_command(trained: tuple[Pat
                                                               tmp_path: Path) -> None:
     adapter, printed = trained
     assert printed[:5] == ["drill", "eval", "triage", "--policy", f"lora:{adapter}"]
-    alone, said = _episodes(["eval", "triage", "--policy", f"lora:{adapter}"], tmp_path / "alone")
+    assert printed[printed.index("--split") + 1] == "validation"  # where the closing evaluation played; not a prompt
+    # setting, so `lora:DIR` alone is given it too
+    alone, said = _episodes(["eval", "triage", "--policy", f"lora:{adapter}", "--split", "validation"],
+                            tmp_path / "alone")
     assert alone == _episodes(printed[1:], tmp_path / "printed")[0]
     assert "prompted as trained (--max-new-tokens 8 --tool-listing compact --prefill" in said and "-E k=1" in said
     bare = tmp_path / "bare"  # the same adapter without its settings: prompted by the flags alone, other episodes
     shutil.copytree(adapter, bare)
     (bare / SETTINGS_FILE).unlink()
-    episodes, said = _episodes(["eval", "triage", "--policy", f"lora:{bare}"], tmp_path / "bare-eval")
+    episodes, said = _episodes(["eval", "triage", "--policy", f"lora:{bare}", "--split", "validation"],
+                               tmp_path / "bare-eval")
     assert f"lora:{bare} records no training settings" in said and episodes != alone
 
 
