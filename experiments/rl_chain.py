@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,9 +53,15 @@ class Preset:
     behaviours: tuple[str, ...]
     """Summary columns that measure what the reward exists to shape (higher is better unless named in `lower`)."""
     lower: tuple[str, ...] = ()
-    teacher: str | None = None
-    """A function `name(env_options) -> Policy` in this folder whose training-split episodes are the SFT source."""
-    extra: tuple[str, ...] = ()
+    teacher: Callable[[dict[str, Any]], Any] | None = None
+    """`teacher(env_options) -> Policy`, whose training-split episodes are the SFT source."""
+
+
+def triage_teacher(options: dict[str, Any]) -> Any:
+    """The extractive teacher of `triage_extractive_sft.py`: the shown gold article's steps, the right decision."""
+    from triage_extractive_sft import ExtractiveTeacher
+
+    return ExtractiveTeacher()
 
 
 PRESETS: dict[str, Preset] = {
@@ -67,16 +73,9 @@ PRESETS: dict[str, Preset] = {
                "--lr", "1e-3", "-G", "4", "--temperature", "1.0", "--micro-batch-size", "2"),
         behaviours=("escalation_acc", "brier", "calibration"),
         lower=("brier",),
-        teacher="triage_teacher",
+        teacher=triage_teacher,
     ),
 }
-
-
-def triage_teacher(options: dict[str, Any]) -> Any:
-    """The extractive teacher of `triage_extractive_sft.py`: the shown gold article's steps, the right decision."""
-    from triage_extractive_sft import ExtractiveTeacher
-
-    return ExtractiveTeacher()
 
 
 def teacher_source(env: str, preset: Preset, output_dir: Path) -> Path:
@@ -86,7 +85,7 @@ def teacher_source(env: str, preset: Preset, output_dir: Path) -> Path:
         return path
     spec = registry.specs()[env]
     make_env = spec.make(spec.parse_options(preset.options))
-    teacher = globals()[preset.teacher](preset.options)  # type: ignore[index]
+    teacher = preset.teacher(preset.options)  # type: ignore[misc]
     tasks = make_env().tasks("train")
     episodes = run_episodes(make_env, [(t, 0) for t in tasks], teacher, spec.rubric_for(preset.options), 3)
     print(f"teacher on {len(tasks)} training tasks: total {statistics.fmean(e.score.total for e in episodes):.3f}",
@@ -101,7 +100,7 @@ def train_command(env: str, preset: Preset, seed: int, source: Path | None, fold
     options = [item for name, value in preset.options.items() for item in ("-E", f"{name}={value}")]
     return ["drill", "train", env, *options, "--stage", sft, "--stage", preset.rl, *preset.flags, "--seed", str(seed),
             "--eval-split", "validation", "--eval-tasks", str(eval_tasks), "--eval-baseline", "heuristic",
-            "--output-dir", str(folder), *preset.extra]
+            "--output-dir", str(folder)]
 
 
 def rows_of(env: str, folder: Path) -> dict[str, dict[str, Any]]:

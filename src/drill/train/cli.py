@@ -276,6 +276,7 @@ def env_flag_parameters(spec: EnvSpec, settings: Sequence[inspect.Parameter]) ->
 
 
 def _flag_text(value: Any) -> str:
+    """An environment option's value as `-E NAME=VALUE` reads it back (booleans as true/false)."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -318,7 +319,7 @@ def eval_command(config: RunConfig, adapter_dir: Path) -> str:
 
     parts = ["drill", "eval", config.env, "--policy", f"lora:{adapter_dir}"]
     for key, value in config.env_options.items():
-        parts += ["-E", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+        parts += ["-E", f"{key}={_flag_text(value)}"]
     parts += ["--split", config.eval_split]
     if config.env_url:
         parts += ["--env-url", config.env_url]

@@ -41,13 +41,18 @@ def charset_mail(n: int, charset: str, subject_fact: str, body_fact: str) -> byt
     return head.encode() + f"Note: {body_fact} is the place.\n".encode(charset)
 
 
-def ingested(tmp_path: Path, mails: dict[str, bytes]) -> MailStore:
+def ingest_folder(tmp_path: Path, mails: dict[str, bytes]) -> tuple[MailStore, IngestReport]:
+    """`mails` written as one maildir folder and ingested into a fresh store: the store and the ingest report."""
     folder = tmp_path / "mail" / "inbox"
     folder.mkdir(parents=True)
     for name, raw in mails.items():
         (folder / name).write_bytes(raw)
     store = MailStore(tmp_path / "mail.db")
-    report = ingest(tmp_path / "mail", store, USER)
+    return store, ingest(tmp_path / "mail", store, USER)
+
+
+def ingested(tmp_path: Path, mails: dict[str, bytes]) -> MailStore:
+    store, report = ingest_folder(tmp_path, mails)
     assert report.skipped == [] and report.added == len(mails)
     return store
 
@@ -225,12 +230,7 @@ def test_a_reused_message_id_with_another_body_keeps_both_and_reruns_add_nothing
                   "X-Folder: \\\\Ann\\\\Archive\n")
     other_subject = reused("The pallet count at the Wapiti depot is 41.", subject="Fwd: Depot notes")
     mails = {"1.": first, "2.": second, "3.": copy, "4.": other_subject}
-    folder = tmp_path / "mail" / "inbox"
-    folder.mkdir(parents=True)
-    for name, raw in mails.items():
-        (folder / name).write_bytes(raw)
-    store = MailStore(tmp_path / "mail.db")
-    report = ingest(tmp_path / "mail", store, USER)
+    store, report = ingest_folder(tmp_path, mails)
     assert (report.added, report.duplicates, report.skipped) == (3, 1, [])
     assert report.summary() == "added 3 (2 reusing a stored Message-ID with other content), duplicates 1, skipped 0"
     assert [Path(source).name for source in report.duplicate_sources] == ["3."]  # headers and wrapping differ
@@ -248,7 +248,8 @@ def test_a_reused_message_id_with_another_body_keeps_both_and_reruns_add_nothing
     assert (again.added, again.duplicates, again.variants) == (0, 4, []) and store.count(USER) == 3
     elsewhere = MailStore(tmp_path / "other.db")  # the derived ids depend on content only
     assert [stored for _, stored in ingest(tmp_path / "mail", elsewhere, USER).variants] == [id_2, id_4]
-    (folder / "5.").write_bytes(copy.replace(b"Received:", b"Delivered-To: bob@example.com\nReceived:"))
+    fifth = copy.replace(b"Received:", b"Delivered-To: bob@example.com\nReceived:")
+    (tmp_path / "mail" / "inbox" / "5.").write_bytes(fifth)
     third = ingest(tmp_path / "mail", store, USER)  # new bytes, content already stored under a derived id
     assert (third.added, third.duplicates) == (0, 5) and store.count(USER) == 3
     store.check_integrity()
