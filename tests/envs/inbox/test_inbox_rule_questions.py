@@ -249,3 +249,13 @@ def test_an_amount_is_asked_only_when_the_mail_states_one(body: str, amount: str
     fact = _fact(message, Counter({subject_key(message.subject): 1}))
     assert not isinstance(fact, str)
     assert fact.golds.get("amount", (None,))[0] == amount
+
+
+def test_generated_questions_split_by_text_into_all_three_splits() -> None:
+    from drill.envs.inbox.questions import generated_split
+
+    texts = [f"Who sent the email \"Quarterly review number {i}\"?" for i in range(400)]
+    splits = [generated_split("ann", t) for t in texts]
+    assert {s: splits.count(s) for s in set(splits)}.keys() == {"train", "validation", "test"}
+    assert 0.1 < splits.count("test") / 400 < 0.3 and 0.05 < splits.count("validation") / 400 < 0.2
+    assert [generated_split("ann", "  WHO sent the email \"Quarterly review number 7\"? ")] == [splits[7]]  # normalized
