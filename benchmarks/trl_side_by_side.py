@@ -6,9 +6,11 @@ A benchmark, not a test. TRL is NOT a dependency of Drill: `pip install trl` int
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/trl_side_by_side.py --steps 6
 
 The task: triage reader mode (k=1). The prompts are exactly the ones Drill's LLMPolicy renders (system prompt
-with the tool protocol, then the ticket and the article) with the prompt options that let the untrained model
-start (`--tool-listing compact` and the `submit_resolution` prefill, as in docs/training.md; `--plain-prompt`
-drops both). TRL gets each prompt as the text the model's chat template renders, prefill included (a
+with the tool protocol, worked examples, then the ticket and the article), with the settings `drill train triage`
+takes by default (`EnvSpec.train_defaults`: the compact listing, two of the oracle's worked examples, the
+`submit_resolution` prefill, 128 new tokens, temperature 0.7), under which the untrained model's samples differ
+and earn reward beyond the format credit; `--plain-prompt` runs the JSON Schema listing with no examples and no
+prefill instead. TRL gets each prompt as the text the model's chat template renders, prefill included (a
 text-prompt dataset), so both condition on the same text; TRL's completion is parsed after the prefill. The
 reward is the triage rubric total of the parsed reply, computed through
 `drill.envs.triage.reader_target().score`, the same path Drill's episodes take. Both trainers use the
@@ -34,13 +36,21 @@ import torch
 
 GROUP = 4
 LR = 1e-3
-MAX_NEW_TOKENS = 96
-PREFILL = '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
-TEMPERATURE = 0.7
 KL_BETA = 0.04
 """Both compute the reference log-probabilities and train on every sample (with beta = 0 Drill would skip the
 forward pass of zero-variance groups and TRL would not, which is a difference in work, not in speed)."""
 LORA = {"r": 16, "lora_alpha": 32, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"], "lora_dropout": 0.0}
+
+
+def settings(plain: bool) -> dict[str, Any]:
+    """The run settings both trainers share: triage's training defaults, or the plain prompt."""
+    from drill import registry
+
+    spec = registry.get("triage")
+    defaults = dict(spec.train_defaults(spec.parse_options({"mode": "reader"})))  # type: ignore[misc]
+    if plain:
+        defaults |= {"tool_listing": "schema", "demos": 0, "prefill": ""}
+    return defaults
 
 
 def trl_run(steps: int, seed: int, output_dir: Path, plain: bool) -> tuple[float, list[float]]:
@@ -57,8 +67,13 @@ def trl_run(steps: int, seed: int, output_dir: Path, plain: bool) -> tuple[float
     from drill.models.parsing import parse_action
     from drill.models.policy import LLMPolicy, PolicyOptions
     from drill.core.types import PolicyInfo
+    from drill.train.methods import configure
+    from drill.train.rollouts import prompt_options
+    from drill.train.target import load_target
 
-    target = triage.reader_target(k=1)
+    shared = settings(plain)
+    config, _ = configure("grpo", env="triage", **shared, output_dir=output_dir)
+    target = triage.reader_target(k=shared["env_options"]["k"])
     model, tokenizer, model_id = fresh_model("embedded")
     # The GGUF is dequantized to float32 on load, but transformers still tags the model as GGUF-quantized and
     # the HF Trainer refuses to train it; the weights are plain float32 tensors, so drop the tag.
@@ -67,7 +82,7 @@ def trl_run(steps: int, seed: int, output_dir: Path, plain: bool) -> tuple[float
     from drill.models.local import TransformersChatModel
 
     chat = TransformersChatModel(model, tokenizer, model_id)
-    options = PolicyOptions() if plain else PolicyOptions(tool_listing="compact", prefill=PREFILL)
+    options = PolicyOptions(**prompt_options(config, load_target("triage", config.env_options)))
     policy = LLMPolicy(chat, PolicyInfo(name="trl"), options)
     tasks = {t.id: t for t in target.tasks("train")}
     rows = []
@@ -100,8 +115,8 @@ def trl_run(steps: int, seed: int, output_dir: Path, plain: bool) -> tuple[float
     timer = StepTimer()
     args = TRLConfig(
         output_dir=str(output_dir), max_steps=steps, per_device_train_batch_size=GROUP, num_generations=GROUP,
-        gradient_accumulation_steps=1, learning_rate=LR, max_completion_length=MAX_NEW_TOKENS,
-        temperature=TEMPERATURE, beta=KL_BETA, loss_type="grpo", scale_rewards="group", use_cpu=True, bf16=False,
+        gradient_accumulation_steps=1, learning_rate=LR, max_completion_length=config.max_new_tokens,
+        temperature=config.temperature, beta=KL_BETA, loss_type="grpo", scale_rewards="group", use_cpu=True, bf16=False,
         logging_steps=1, report_to="none", save_strategy="no", seed=seed, lr_scheduler_type="constant",
         warmup_steps=0, weight_decay=0.0, max_grad_norm=1.0, disable_tqdm=True,
     )
@@ -116,13 +131,12 @@ def trl_run(steps: int, seed: int, output_dir: Path, plain: bool) -> tuple[float
 def drill_run(steps: int, seed: int, output_dir: Path, plain: bool) -> tuple[float, list[float]]:
     from drill.train.methods import configure, train
 
-    prompt = {} if plain else {"tool_listing": "compact", "prefill": PREFILL}
     config, options = configure(
-        "grpo", env="triage", env_options={"k": 1}, steps=steps, group_size=GROUP, tasks_per_step=1,
-        learning_rate=LR, max_new_tokens=MAX_NEW_TOKENS, temperature=TEMPERATURE, kl_beta=KL_BETA,
+        "grpo", env="triage", **settings(plain), steps=steps, group_size=GROUP, tasks_per_step=1,
+        learning_rate=LR, kl_beta=KL_BETA,
         loss_type="grpo", advantage_scaling="group", lora_rank=LORA["r"], lora_alpha=LORA["lora_alpha"],
         lora_target_modules=LORA["target_modules"], seed=seed, eval_tasks=0, output_dir=output_dir,
-        checkpoint_every=steps, **prompt)
+        checkpoint_every=steps)
     result = train(config, "grpo", options)
     return (sum(r["step_s"] for r in result.metrics) / len(result.metrics),
             [r["reward/total"] for r in result.metrics])
@@ -137,9 +151,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f}")
-    print(f"settings: triage reader k=1, SmolLM2-135M fp32 CPU, G={GROUP}, 1 prompt/step, lr={LR}, "
-          f"max_new_tokens={MAX_NEW_TOKENS}, temperature={TEMPERATURE}, kl_beta={KL_BETA}, steps={args.steps}, "
-          f"LoRA r=16 a=32 q,k,v,o, prompt: {'schema listing, no prefill' if args.plain_prompt else 'compact listing + prefill'}")
+    print(f"settings: triage reader, SmolLM2-135M fp32 CPU, G={GROUP}, 1 prompt/step, lr={LR}, kl_beta={KL_BETA}, "
+          f"steps={args.steps}, LoRA r=16 a=32 q,k,v,o, {settings(args.plain_prompt)}")
     drill_step, drill_rewards = drill_run(args.steps, args.seed, args.output_dir / "drill", args.plain_prompt)
     trl_step, trl_rewards = trl_run(args.steps, args.seed, args.output_dir / "trl", args.plain_prompt)
     drill_mean = sum(drill_rewards) / len(drill_rewards)

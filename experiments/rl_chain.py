@@ -10,8 +10,11 @@ the RL stage's zero-variance group fraction (does RL get a signal after SFT?).
 
     OMP_NUM_THREADS=1 .venv/bin/python experiments/rl_chain.py triage --seeds 0 1 2 --output-dir runs/chain-triage
     .venv/bin/python experiments/rl_chain.py triage --output-dir runs/chain-triage --report-only
+    # the same SFT starts, another RL stage: each seed's finished SFT stage is copied and `--resume` skips it
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/rl_chain.py triage-grpo --seeds 0 --sft-from runs/chain-triage \
+        --output-dir runs/chain-triage-grpo
 
-Presets (`PRESETS`) hold each environment's chain: its SFT source, its RL stage, its prompt settings, and which
+Presets (`PRESETS`, by name) hold each chain: its environment, its SFT source, its RL stage, its prompt settings, and which
 columns are the behaviour the reward exists to shape. Triage plays its designed reader setting, five candidate
 articles (`-E k=5`): the gold article among BM25 distractors, and an extractive teacher (below) as the SFT source.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,6 +46,7 @@ TRIAGE_PREFILL = '<tool_call>\\n{"name": "submit_resolution", "arguments": {"res
 class Preset:
     """One environment's chain."""
 
+    env: str
     options: dict[str, Any]
     sft: str
     """The SFT stage (`drill train --stage`), with `{source}` for the teacher's results file where there is one."""
@@ -64,26 +69,30 @@ def triage_teacher(options: dict[str, Any]) -> Any:
     return ExtractiveTeacher()
 
 
+TRIAGE_PROMPT = ("--tool-listing", "compact", "--demos", "0", "--max-new-tokens", "160", "--prefill", TRIAGE_PREFILL,
+                 "--micro-batch-size", "2")
+TRIAGE = {"env": "triage", "options": {"mode": "reader", "k": 5}, "sft": "sft:source=results:{source},epochs=1",
+          "behaviours": ("escalation_acc", "brier", "calibration"), "lower": ("brier",), "teacher": triage_teacher}
+
 PRESETS: dict[str, Preset] = {
-    "triage": Preset(
-        options={"mode": "reader", "k": 5},
-        sft="sft:source=results:{source},epochs=1",
-        rl="rft:rounds=2,tasks_per_round=16,bar=group_mean,rationalize=false",
-        flags=("--tool-listing", "compact", "--demos", "0", "--max-new-tokens", "160", "--prefill", TRIAGE_PREFILL,
-               "--lr", "1e-3", "-G", "4", "--temperature", "1.0", "--micro-batch-size", "2"),
-        behaviours=("escalation_acc", "brier", "calibration"),
-        lower=("brier",),
-        teacher=triage_teacher,
-    ),
+    # first try (experiments/LOG.md, 2026-11-26): rejection sampling, which keeps only samples above their group
+    "triage": Preset(**TRIAGE, rl="rft:rounds=2,tasks_per_round=16,bar=group_mean,rationalize=false",
+                     flags=(*TRIAGE_PROMPT, "--lr", "1e-3", "-G", "4", "--temperature", "1.0")),
+    # second try: GRPO, whose negative advantages push down what scores below the group (loops, wrong abstentions),
+    # from the same SFT starts. No KL term: its reference is the base model without the adapter, which SFT has
+    # already left far behind, so the penalty (and kl_abort) would pull the adapter back toward the untrained model.
+    "triage-grpo": Preset(**TRIAGE, rl="grpo:steps=3,kl_beta=0,kl_abort=none",
+                          flags=(*TRIAGE_PROMPT, "--lr", "5e-4", "-G", "8", "--tasks-per-step", "8",
+                                 "--temperature", "1.0")),
 }
 
 
-def teacher_source(env: str, preset: Preset, output_dir: Path) -> Path:
+def teacher_source(preset: Preset, output_dir: Path) -> Path:
     """The teacher's episodes on the training split, written once (same tasks, same teacher: same file)."""
     path = output_dir / "teacher-train.json"
     if path.exists():
         return path
-    spec = registry.specs()[env]
+    spec = registry.specs()[preset.env]
     make_env = spec.make(spec.parse_options(preset.options))
     teacher = preset.teacher(preset.options)  # type: ignore[misc]
     tasks = make_env().tasks("train")
@@ -95,20 +104,20 @@ def teacher_source(env: str, preset: Preset, output_dir: Path) -> Path:
     return path
 
 
-def train_command(env: str, preset: Preset, seed: int, source: Path | None, folder: Path, eval_tasks: int) -> list[str]:
+def train_command(preset: Preset, seed: int, source: Path | None, folder: Path, eval_tasks: int) -> list[str]:
     sft = preset.sft.format(source=source) if source is not None else preset.sft
     options = [item for name, value in preset.options.items() for item in ("-E", f"{name}={value}")]
-    return ["drill", "train", env, *options, "--stage", sft, "--stage", preset.rl, *preset.flags, "--seed", str(seed),
+    return ["drill", "train", preset.env, *options, "--stage", sft, "--stage", preset.rl, *preset.flags, "--seed", str(seed),
             "--eval-split", "validation", "--eval-tasks", str(eval_tasks), "--eval-baseline", "heuristic",
             "--output-dir", str(folder)]
 
 
-def rows_of(env: str, folder: Path) -> dict[str, dict[str, Any]]:
+def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
     """Each held-out row of a run (`1-sft`, `2-rft`, `untrained`, `heuristic`): the spec's summary of its episodes
     and the success rate, computed here from the stored episodes, so every row is measured the same way."""
-    spec = registry.specs()[env]
+    spec = registry.specs()[preset.env]
     data = json.loads((folder / "heldout.json").read_text(encoding="utf-8"))
-    make_env = spec.make(spec.parse_options(PRESETS[env].options))
+    make_env = spec.make(spec.parse_options(preset.options))
     tasks = {t.id: t for t in make_env().tasks("validation")}
     episodes = [Episode.model_validate(e) for e in data["episodes"]]
     rows, start = {}, 0
@@ -131,15 +140,64 @@ def zero_variance(folder: Path, method: str) -> str:
     return "—" if not flat else " ".join(f"{value:.0%}" for value in flat)
 
 
-def report(env: str, seeds: Sequence[int], output_dir: Path) -> None:
-    preset = PRESETS[env]
+def episodes_of(folder: Path) -> dict[str, list[Episode]]:
+    """A run's held-out episodes by row (`1-sft`, `2-grpo`, `untrained`, `heuristic`)."""
+    data = json.loads((folder / "heldout.json").read_text(encoding="utf-8"))
+    episodes = [Episode.model_validate(e) for e in data["episodes"]]
+    rows, start = {}, 0
+    for row in data["summary"]:
+        rows[row["policy"]] = episodes[start:start + row["episodes"]]
+        start += row["episodes"]
+    return rows
+
+
+def acted(episode: Episode, limit: int = 320) -> str:
+    """What the episode's roles did, one call per turn, cut to `limit` characters each."""
+    lines = []
+    for turn in episode.turns:
+        action = turn.action
+        text = f"{action.tool}({json.dumps(action.arguments)})" if action.tool else f"invalid: {action.raw!r}"
+        lines.append(f"    {turn.role}: {text[:limit]}{' ...' if len(text) > limit else ''}")
+    return "\n".join(lines)
+
+
+def changed(preset: Preset, folder: Path, count: int) -> None:
+    """The held-out episodes whose total moved most between the SFT adapter and the RL one, each way: what to read
+    before trusting a table (issue 41 asks for two per environment, quoted in the log)."""
+    spec = registry.specs()[preset.env]
+    make_env = spec.make(spec.parse_options(preset.options))
+    tasks = {t.id: t for t in make_env().tasks("validation")}
+    rows = episodes_of(folder)
+    sft_name = next(n for n in rows if n.endswith("sft"))
+    rl_name = next(n for n in rows if n.endswith(preset.rl.split(":", 1)[0]))
+    before = {(e.task_id, e.seed): e for e in rows[sft_name]}
+    pairs = [(before[(e.task_id, e.seed)], e) for e in rows[rl_name] if (e.task_id, e.seed) in before]
+
+    def delta(pair: tuple[Episode, Episode]) -> float:
+        return pair[1].score.total - pair[0].score.total  # type: ignore[union-attr]
+
+    pairs.sort(key=delta)
+    for title, chosen in (("RL gained", pairs[::-1][:count]), ("RL lost", pairs[:count])):
+        for old, new in chosen:
+            if delta((old, new)) == 0:
+                continue
+            task = tasks[old.task_id]
+            outcome = "" if spec.success is None else (f", success {spec.success(old, task):.0f} -> "
+                                                       f"{spec.success(new, task):.0f}")
+            print(f"\n{title}: {old.task_id} seed {old.seed} ({spec.describe(task) if spec.describe else ''}): "
+                  f"total {old.score.total:.3f} -> {new.score.total:.3f}{outcome}")  # type: ignore[union-attr]
+            print(f"  {sft_name}:\n{acted(old)}\n  {rl_name}:\n{acted(new)}")
+
+
+def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
+    preset = PRESETS[name]
     method = preset.rl.split(":", 1)[0]
-    runs = {seed: rows_of(env, output_dir / f"seed-{seed}") for seed in seeds
+    runs = {seed: rows_of(preset, output_dir / f"seed-{seed}") for seed in seeds
             if (output_dir / f"seed-{seed}" / "heldout.json").exists()}
     if not runs:
         raise SystemExit(f"no finished run under {output_dir}")
     columns = ("total", "success", *preset.behaviours)
-    print(f"\n{env}, validation split, greedy ({', '.join(f'{k}={v}' for k, v in preset.options.items())}); "
+    print(f"\n{preset.env}, validation split, greedy ({', '.join(f'{k}={v}' for k, v in preset.options.items())}); "
           f"SFT {preset.sft.split(',')[0]}, RL {preset.rl}\n")
     print("| row | seed | " + " | ".join(columns) + " | RL zero-variance groups per round |")
     print("|---" * (len(columns) + 3) + "|")
@@ -170,26 +228,39 @@ def report(env: str, seeds: Sequence[int], output_dir: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("env", choices=sorted(PRESETS))
+    parser.add_argument("preset", choices=sorted(PRESETS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--output-dir", type=Path, required=True)
     parser.add_argument("--eval-tasks", type=int, default=10_000, help="validation tasks (default: all)")
+    parser.add_argument("--sft-from", type=Path, default=None,
+                        help="an earlier chain's output folder: each seed whose SFT stage finished there starts from "
+                             "a copy of it (the SFT preset must be the same; the RL stage may differ)")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--episodes", type=int, default=0, metavar="N",
+                        help="also print, per seed, the N held-out episodes RL changed most each way")
     args = parser.parse_args()
-    preset = PRESETS[args.env]
+    preset = PRESETS[args.preset]
     if not args.report_only:
-        source = teacher_source(args.env, preset, args.output_dir) if preset.teacher else None
+        source = teacher_source(preset, args.sft_from or args.output_dir) if preset.teacher else None
         for seed in args.seeds:
             folder = args.output_dir / f"seed-{seed}"
             if (folder / "heldout.json").exists():
                 continue
-            command = train_command(args.env, preset, seed, source, folder, args.eval_tasks)
+            earlier = args.sft_from / f"seed-{seed}" / "stage-1-sft" if args.sft_from else None
+            if earlier is not None and (earlier / "stage.json").is_file() and not folder.exists():
+                shutil.copytree(earlier, folder / "stage-1-sft")
+                print(f"seed {seed}: SFT stage copied from {earlier}", flush=True)
+            command = train_command(preset, seed, source, folder, args.eval_tasks)
             print("$ " + " ".join(command), flush=True)
             started = time.perf_counter()
             subprocess.run([sys.executable, "-m", "drill.cli", *command[1:],
-                            *(["--resume"] if (folder / "config.json").exists() else [])], check=True)
+                            *(["--resume"] if folder.exists() else [])], check=True)
             print(f"seed {seed}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
-    report(args.env, args.seeds, args.output_dir)
+    report(args.preset, args.seeds, args.output_dir)
+    for seed in args.seeds if args.episodes else ():
+        if (args.output_dir / f"seed-{seed}" / "heldout.json").exists():
+            print(f"\n## seed {seed}: episodes RL changed")
+            changed(preset, args.output_dir / f"seed-{seed}", args.episodes)
 
 
 if __name__ == "__main__":
