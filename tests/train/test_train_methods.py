@@ -82,3 +82,19 @@ def test_help_groups_the_options_and_shows_every_default() -> None:
     assert "pip install 'drill[ray]'" in text  # help text is not read as markup
     options = [p.name for p in cli.settings_parameters()]
     assert len(options) == len(set(options))  # a field several methods share is one option
+
+
+def test_env_help_shows_the_training_defaults_beside_the_options_own() -> None:
+    """`drill train triage --help` says what the run will take when the flag is not given: triage's training
+    defaults (`EnvSpec.train_defaults`), not only the run config's and the option's own defaults."""
+    from drill import registry
+
+    app = typer.Typer()
+    app.command("train")(cli.command(registry.get("triage")))
+    text = " ".join(runner.invoke(app, ["--help"], env={"COLUMNS": "400"}, prog_name="drill").output.split())
+    assert "[default: 3; triage's training default: 1] (= -E k=...)" in text
+    assert "[default: 0; triage's training default: 2]" in text  # --demos
+    assert "[default: schema; triage's training default: compact]" in text
+    assert "[default: 192; triage's training default: 128]" in text  # --max-new-tokens
+    plain = " ".join(runner.invoke(_train_app(), ["--help"], env={"COLUMNS": "400"}, prog_name="drill").output.split())
+    assert "training default" not in plain

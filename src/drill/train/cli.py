@@ -89,15 +89,24 @@ def _parameter(name: str, hint: Any, help_text: str, panel: str, shown: str) -> 
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
 
 
-def settings_parameters() -> list[inspect.Parameter]:
+def settings_parameters(env_defaults: Mapping[str, Any] | None = None, env: str = "") -> list[inspect.Parameter]:
     """One option per field of `RunConfig` (but `env`, the argument) and per field of every method's `Options`; a
-    field that several methods share is one option, its help naming each method's default."""
+    field that several methods share is one option, its help naming each method's default. `env_defaults` (the
+    environment's `train_defaults` on its default options) are shown beside the defaults they replace."""
     hints = typing.get_type_hints(RunConfig)
     order = list(PANELS)
     run_fields = sorted((f for f in fields(RunConfig) if f.name != "env"),
                         key=lambda f: order.index(f.metadata["group"]))
-    parameters = [_parameter(f.name, hints[f.name], f.metadata["help"], PANELS[f.metadata["group"]],
-                             _shown(_field_default(f))) for f in run_fields]
+
+    def shown(f: Field[Any]) -> str:
+        default = _shown(_field_default(f))
+        if env_defaults is None or f.name not in env_defaults:
+            return default
+        value = env_defaults[f.name]
+        return f"{default}; {env}'s training default: {_shown(value) if isinstance(value, dict) else _flag_value(value)}"
+
+    parameters = [_parameter(f.name, hints[f.name], f.metadata["help"], PANELS[f.metadata["group"]], shown(f))
+                  for f in run_fields]
     shared: dict[str, list[tuple[str, Field[Any]]]] = {}
     for name, module in _methods().items():
         for f in fields(module.Options):
@@ -256,10 +265,12 @@ def _flag_value(value: Any) -> str:
     return shlex.quote(typed(value)) if isinstance(value, str) else str(value)
 
 
-def env_flag_parameters(spec: EnvSpec, settings: Sequence[inspect.Parameter]) -> list[inspect.Parameter]:
+def env_flag_parameters(spec: EnvSpec, settings: Sequence[inspect.Parameter],
+                        trained: Mapping[str, Any] | None = None) -> list[inspect.Parameter]:
     """The environment's own option flags (`--mode`, `--k`, `--db`, ...), as `drill eval ENV` takes them; each is
     `-E NAME=VALUE`. A flag the run config already has keeps the run's meaning: `--max-turns` bounds every
-    episode and, in an environment with a `max_turns` option, sets that option too (`with_turn_limit`)."""
+    episode and, in an environment with a `max_turns` option, sets that option too (`with_turn_limit`).
+    `trained` holds the options `drill train` sets by default (`train_defaults`), shown beside the option's own."""
     taken = {flag for p in settings for flag in p.default.param_decls for flag in flag.split("/")}
     parameters = []
     for option in spec.options:
@@ -267,7 +278,10 @@ def env_flag_parameters(spec: EnvSpec, settings: Sequence[inspect.Parameter]) ->
             continue
         kind = {bool: Optional[bool], int: Optional[int], float: Optional[float]}.get(option.type, Optional[str])
         choices = f" One of: {', '.join(option.choices)}." if option.choices else ""
-        default = "" if option.default is None else f" [default: {option.default}]"
+        default = "" if option.default is None else f" [default: {option.default}"
+        if trained and option.name in trained:
+            default += f"; {spec.name}'s training default: {_flag_text(trained[option.name])}"
+        default += "]" if default else ""
         parameters.append(inspect.Parameter(
             f"env_{option.name}", inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=typer.Option(
                 None, option.flag, help=escape(f"{option.help}{choices}{default} (= -E {option.name}=...)"),
@@ -296,8 +310,9 @@ def command(spec: EnvSpec | None = None) -> Callable[..., None]:
                                                rich_help_panel=PANELS["environment"])),
     ]
 
-    settings = settings_parameters()
-    env_flags = env_flag_parameters(spec, settings) if spec is not None else []
+    env_defaults = dict(spec.train_defaults(spec.parse_options({}))) if spec and spec.train_defaults else None
+    settings = settings_parameters(env_defaults, spec.name if spec else "")
+    env_flags = env_flag_parameters(spec, settings, (env_defaults or {}).get("env_options")) if spec else []
 
     def train_command(**kwargs: Any) -> None:
         env, method, config_file = kwargs.pop("env"), kwargs.pop("method"), kwargs.pop("config_file")
