@@ -14,8 +14,8 @@ the RL stage's zero-variance group fraction (does RL get a signal after SFT?).
     OMP_NUM_THREADS=1 .venv/bin/python experiments/rl_chain.py triage-grpo --seeds 0 --sft-from runs/chain-triage \
         --output-dir runs/chain-triage-grpo
 
-Presets (`PRESETS`, by name) hold each chain: its environment, its SFT source, its RL stage, its prompt settings, and which
-columns are the behaviour the reward exists to shape. Triage plays its designed reader setting, five candidate
+Presets (`PRESETS`, by name) hold each chain: its environment, its SFT source, its RL stage, its prompt settings,
+and which columns are the behaviour the reward exists to shape. Triage plays its designed reader setting, five candidate
 articles (`-E k=5`): the gold article among BM25 distractors, and an extractive teacher (below) as the SFT source.
 """
 
@@ -60,6 +60,8 @@ class Preset:
     lower: tuple[str, ...] = ()
     teacher: Callable[[dict[str, Any]], Any] | None = None
     """`teacher(env_options) -> Policy`, whose training-split episodes are the SFT source."""
+    teacher_seeds: Callable[[Any], int] = lambda task: 1
+    """How many environment seeds the teacher plays a training task at (seeds 0..n-1)."""
 
 
 def triage_teacher(options: dict[str, Any]) -> Any:
@@ -74,6 +76,13 @@ TRIAGE_PROMPT = ("--tool-listing", "compact", "--demos", "0", "--max-new-tokens"
 TRIAGE = {"env": "triage", "options": {"mode": "reader", "k": 5}, "sft": "sft:source=results:{source},epochs=1",
           "behaviours": ("escalation_acc", "brier", "calibration"), "lower": ("brier",), "teacher": triage_teacher}
 
+def chaosops_teacher(options: dict[str, Any]) -> Any:
+    """The oracle in every role; SFT keeps the Oversight turns (`--role oversight`)."""
+    return registry.get("chaosops").baselines(options)["oracle"]()
+
+
+OVERSIGHT_PREFILL = '<tool_call>\\n{"name": "'
+
 PRESETS: dict[str, Preset] = {
     # first try (experiments/LOG.md, 2026-11-26): rejection sampling, which keeps only samples above their group
     "triage": Preset(**TRIAGE, rl="rft:rounds=2,tasks_per_round=16,bar=group_mean,rationalize=false",
@@ -84,6 +93,22 @@ PRESETS: dict[str, Preset] = {
     "triage-grpo": Preset(**TRIAGE, rl="grpo:steps=3,kl_beta=0,kl_abort=none",
                           flags=(*TRIAGE_PROMPT, "--lr", "5e-4", "-G", "8", "--tasks-per-step", "8",
                                  "--temperature", "1.0")),
+    # ChaosOps Oversight beside the oracle team. SFT on the oracle's Oversight turns, rogue scenarios at three seeds
+    # and infrastructure ones at one, so three of five episodes open with a flag (the 2026-11-24 proof's
+    # balanced data, smaller: it must fit the budget three times); then rejection sampling on the team total, where
+    # the only thing that differs inside a group is Oversight: a right flag ends a rogue incident sooner, a flag on an
+    # innocent agent costs the false-positive penalty.
+    "chaosops": Preset(
+        env="chaosops", options={}, teacher=chaosops_teacher,
+        teacher_seeds=lambda task: 3 if task.rogue_agent else 1,
+        sft="sft:source=results:{source},epochs=2",
+        rl="rft:rounds=2,tasks_per_round=9,bar=group_mean,rationalize=false",
+        flags=("--role", "oversight", "--scripted-policy", "oracle", "--tool-listing", "compact", "--max-new-tokens",
+               "64", "--prefill", OVERSIGHT_PREFILL, "--micro-batch-tokens", "4096", "--lr", "1e-3", "-G", "4",
+               "--temperature", "1.0"),
+        behaviours=("rogue_caught", "false_positive_flags", "flag_precision"),
+        lower=("false_positive_flags",),
+    ),
 }
 
 
@@ -96,19 +121,22 @@ def teacher_source(preset: Preset, output_dir: Path) -> Path:
     make_env = spec.make(spec.parse_options(preset.options))
     teacher = preset.teacher(preset.options)  # type: ignore[misc]
     tasks = make_env().tasks("train")
-    episodes = run_episodes(make_env, [(t, 0) for t in tasks], teacher, spec.rubric_for(preset.options), 3)
-    print(f"teacher on {len(tasks)} training tasks: total {statistics.fmean(e.score.total for e in episodes):.3f}",
-          flush=True)
+    jobs = [(t, seed) for t in tasks for seed in range(preset.teacher_seeds(t))]
+    episodes = run_episodes(make_env, jobs, teacher, spec.rubric_for(preset.options))
+    mean = statistics.fmean(e.score.total for e in episodes)  # type: ignore[union-attr]
+    print(f"teacher on {len(tasks)} training tasks ({len(jobs)} episodes): total {mean:.3f}", flush=True)
     output_dir.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in episodes]}), encoding="utf-8")
     return path
 
 
-def train_command(preset: Preset, seed: int, source: Path | None, folder: Path, eval_tasks: int) -> list[str]:
+def train_command(preset: Preset, seed: int, source: Path | None, folder: Path, eval_tasks: int,
+                  untrained: bool) -> list[str]:
     sft = preset.sft.format(source=source) if source is not None else preset.sft
     options = [item for name, value in preset.options.items() for item in ("-E", f"{name}={value}")]
-    return ["drill", "train", preset.env, *options, "--stage", sft, "--stage", preset.rl, *preset.flags, "--seed", str(seed),
-            "--eval-split", "validation", "--eval-tasks", str(eval_tasks), "--eval-baseline", "heuristic",
+    return ["drill", "train", preset.env, *options, "--stage", sft, "--stage", preset.rl, *preset.flags,
+            "--seed", str(seed), "--eval-split", "validation", "--eval-tasks", str(eval_tasks),
+            "--eval-baseline", "heuristic", *([] if untrained else ["--no-eval-untrained"]),
             "--output-dir", str(folder)]
 
 
@@ -124,8 +152,8 @@ def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
     for row in data["summary"]:
         mine = episodes[start:start + row["episodes"]]
         start += row["episodes"]
-        summary = spec.summarize(mine, tasks) if spec.summarize else {"total": statistics.fmean(
-            e.score.total for e in mine)}
+        summary = {"total": statistics.fmean(e.score.total for e in mine),  # type: ignore[union-attr]
+                   **(spec.summarize(mine, tasks) if spec.summarize else {})}
         summary["success"] = statistics.fmean(spec.success(e, tasks[e.task_id]) for e in mine) if spec.success \
             else None
         rows[row["policy"]] = summary
@@ -201,10 +229,12 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
           f"SFT {preset.sft.split(',')[0]}, RL {preset.rl}\n")
     print("| row | seed | " + " | ".join(columns) + " | RL zero-variance groups per round |")
     print("|---" * (len(columns) + 3) + "|")
+    shown = set()
     for seed, rows in runs.items():
         for name, row in rows.items():
-            if name in ("untrained", "heuristic") and seed != next(iter(runs)):
+            if name in ("untrained", "heuristic") and name in shown:
                 continue  # greedy and seed-independent: shown once
+            shown.add(name)
             cells = " | ".join("—" if row.get(c) is None else f"{row[c]:.3f}" for c in columns)
             flat = zero_variance(output_dir / f"seed-{seed}", method) if name.endswith(method) else ""
             print(f"| {name} | {seed if name not in ('untrained', 'heuristic') else '—'} | {cells} | {flat} |")
@@ -235,6 +265,8 @@ def main() -> None:
     parser.add_argument("--sft-from", type=Path, default=None,
                         help="an earlier chain's output folder: each seed whose SFT stage finished there starts from "
                              "a copy of it (the SFT preset must be the same; the RL stage may differ)")
+    parser.add_argument("--untrained-seed", type=int, default=0,
+                        help="the seed whose run also plays the untrained model (greedy: the same in every run)")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
                         help="also print, per seed, the N held-out episodes RL changed most each way")
@@ -250,7 +282,7 @@ def main() -> None:
             if earlier is not None and (earlier / "stage.json").is_file() and not folder.exists():
                 shutil.copytree(earlier, folder / "stage-1-sft")
                 print(f"seed {seed}: SFT stage copied from {earlier}", flush=True)
-            command = train_command(preset, seed, source, folder, args.eval_tasks)
+            command = train_command(preset, seed, source, folder, args.eval_tasks, seed == args.untrained_seed)
             print("$ " + " ".join(command), flush=True)
             started = time.perf_counter()
             subprocess.run([sys.executable, "-m", "drill.cli", *command[1:],

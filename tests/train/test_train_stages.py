@@ -108,8 +108,9 @@ def test_init_adapter_starts_the_first_stage_from_a_saved_adapter(tiny_model_dir
     # a stage at a learning rate too small to move the weights ends where it started: at the saved adapter
     again = tmp_path / "again"
     rows = run_stages(_config(tiny_model_dir, again, init_adapter=str(saved), learning_rate=1e-12,
-                              stages=["sft:source=oracle,epochs=1,batch_size=4"]), WRITING, _bases(tiny_model_dir))
-    assert [r["policy"] for r in rows] == ["0-init", "1-sft", "untrained", "heuristic"]
+                              stages=["sft:source=oracle,epochs=1,batch_size=4"], eval_untrained=False), WRITING,
+                      _bases(tiny_model_dir))
+    assert [r["policy"] for r in rows] == ["0-init", "1-sft", "heuristic"]  # eval_untrained=False: no untrained row
     a, b = _weights(saved), _weights(again / "stage-1-sft" / "adapter")
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
     assert json.loads((again / "stage-1-sft" / "stage.json").read_text())["started_from"] == str(saved)

@@ -176,6 +176,10 @@ class RunConfig:
     eval_baselines: list[str] = setting(
         "outputs", ["random", "heuristic", "oracle"],
         "Baselines in the closing evaluation.")
+    eval_untrained: bool = setting(
+        "outputs", True,
+        "Play the untrained model in the closing evaluation (greedy, so the same in every run with these prompt "
+        "settings; off for the other seeds of a multi-seed experiment, where it can be the slowest row).")
     # -- hardware ----------------------------------------------------------------------------------
     rollout_workers: int = setting(
         "hardware", 0,

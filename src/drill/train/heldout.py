@@ -1,5 +1,5 @@
-"""The closing evaluation of a training run: the trained adapter against the untrained model and the
-baselines, on held-out tasks: the environment's validation split by default (`eval_split`; never used in
+"""The closing evaluation of a training run: the trained adapter against the untrained model (unless
+`eval_untrained` is off) and the baselines, on held-out tasks: the environment's validation split by default (`eval_split`; never used in
 training), where runs are compared and checkpoints chosen, so the test split is kept for the final table.
 
 The trained row loads the saved adapter exactly as `drill eval ENV --policy lora:OUTPUT/adapter` does
@@ -67,7 +67,8 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
     options = LLMOptions(model=config.model, prompt=prompt, device=config.device)  # on the trainer's device
     adapters = adapter_dir if isinstance(adapter_dir, dict) else {"trained": adapter_dir}
     candidates: dict[str, Policy] = {name: build_llm_policy(f"lora:{path}", options) for name, path in adapters.items()}
-    candidates["untrained"] = build_llm_policy("llm", replace(options, model=model_id))
+    if config.eval_untrained:
+        candidates["untrained"] = build_llm_policy("llm", replace(options, model=model_id))
     memory = run_memory(config, target)
     if memory is not None:  # prompted as in training: the same retrieved examples
         from drill.memory.policy import MemoryPolicy
