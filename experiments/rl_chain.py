@@ -13,6 +13,8 @@ the RL stage's zero-variance group fraction (does RL get a signal after SFT?).
     # the same SFT starts, another RL stage: each seed's finished SFT stage is copied and `--resume` skips it
     OMP_NUM_THREADS=1 .venv/bin/python experiments/rl_chain.py triage-grpo --seeds 0 --sft-from runs/chain-triage \
         --output-dir runs/chain-triage-grpo
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/rl_chain.py chaosops --seeds 0 --output-dir runs/chain-chaosops
+    .venv/bin/python experiments/rl_chain.py chaosops --output-dir runs/chain-chaosops --report-only --episodes 2
 
 Presets (`PRESETS`, by name) hold each chain: its environment, its SFT source, its RL stage, its prompt settings,
 and which columns are the behaviour the reward exists to shape. Triage plays its designed reader setting, five candidate
@@ -53,8 +55,10 @@ class Preset:
     rl: str
     """The RL stage from the SFT adapter: the environment's reward and the model's own samples only."""
     flags: tuple[str, ...]
-    """Prompt, sampling and optimizer settings for every stage and the closing evaluation. Micro-batches of 2: with
-    8 samples of ~1,100 tokens the backward pass holds every layer's attention matrix, 13-16 GB per process."""
+    """Prompt, sampling and optimizer settings for every stage and the closing evaluation. Triage's micro-batches of
+    2: with 8 samples of ~1,100 tokens the backward pass holds every layer's attention matrix, 13-16 GB per process.
+    Even so a triage GRPO process holds about 8 GB while it generates a step's 64 samples in one batch, so on a
+    24 GB machine at most two run side by side (a third was killed for memory)."""
     behaviours: tuple[str, ...]
     """Summary columns that measure what the reward exists to shape (higher is better unless named in `lower`)."""
     lower: tuple[str, ...] = ()
@@ -75,6 +79,7 @@ TRIAGE_PROMPT = ("--tool-listing", "compact", "--demos", "0", "--max-new-tokens"
                  "--micro-batch-size", "2")
 TRIAGE = {"env": "triage", "options": {"mode": "reader", "k": 5}, "sft": "sft:source=results:{source},epochs=1",
           "behaviours": ("escalation_acc", "brier", "calibration"), "lower": ("brier",), "teacher": triage_teacher}
+
 
 def chaosops_teacher(options: dict[str, Any]) -> Any:
     """The oracle in every role; SFT keeps the Oversight turns (`--role oversight`)."""
