@@ -107,7 +107,7 @@ PRESETS: dict[str, Preset] = {
         env="chaosops", options={}, teacher=chaosops_teacher,
         teacher_seeds=lambda task: 3 if task.rogue_agent else 1,
         sft="sft:source=results:{source},epochs=2",
-        rl="rft:rounds=2,tasks_per_round=9,bar=group_mean,rationalize=false",
+        rl="rft:rounds=2,tasks_per_round=6,bar=group_mean,rationalize=false",
         flags=("--role", "oversight", "--scripted-policy", "oracle", "--tool-listing", "compact", "--max-new-tokens",
                "64", "--prefill", OVERSIGHT_PREFILL, "--micro-batch-tokens", "4096", "--lr", "1e-3", "-G", "4",
                "--temperature", "1.0"),
