@@ -109,7 +109,7 @@ PRESETS: dict[str, Preset] = {
         sft="sft:source=results:{source},epochs=2",
         rl="rft:rounds=2,tasks_per_round=6,bar=group_mean,rationalize=false",
         flags=("--role", "oversight", "--scripted-policy", "oracle", "--tool-listing", "compact", "--max-new-tokens",
-               "64", "--prefill", OVERSIGHT_PREFILL, "--micro-batch-tokens", "4096", "--lr", "1e-3", "-G", "4",
+               "64", "--prefill", OVERSIGHT_PREFILL, "--micro-batch-tokens", "2048", "--lr", "1e-3", "-G", "4",
                "--temperature", "1.0"),
         behaviours=("rogue_caught", "false_positive_flags", "flag_precision"),
         lower=("false_positive_flags",),
