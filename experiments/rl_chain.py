@@ -100,14 +100,15 @@ PRESETS: dict[str, Preset] = {
                                  "--temperature", "1.0")),
     # ChaosOps Oversight beside the oracle team. SFT on the oracle's Oversight turns, rogue scenarios at three seeds
     # and infrastructure ones at one, so three of five episodes open with a flag (the 2026-11-24 proof's
-    # balanced data, smaller: it must fit the budget three times); then rejection sampling on the team total, where
+    # balanced data, smaller, one epoch: at ~1,600 tokens a sample, 12 optimizer steps of 8 samples are about 20
+    # minutes of one core, and the chain must fit three times); then rejection sampling on the team total, where
     # the only thing that differs inside a group is Oversight: a right flag ends a rogue incident sooner, a flag on an
     # innocent agent costs the false-positive penalty.
     "chaosops": Preset(
         env="chaosops", options={}, teacher=chaosops_teacher,
         teacher_seeds=lambda task: 3 if task.rogue_agent else 1,
-        sft="sft:source=results:{source},epochs=2",
-        rl="rft:rounds=2,tasks_per_round=6,bar=group_mean,rationalize=false",
+        sft="sft:source=results:{source},epochs=1",
+        rl="rft:rounds=2,tasks_per_round=4,bar=group_mean,rationalize=false",
         flags=("--role", "oversight", "--scripted-policy", "oracle", "--tool-listing", "compact", "--max-new-tokens",
                "64", "--prefill", OVERSIGHT_PREFILL, "--micro-batch-tokens", "2048", "--lr", "1e-3", "-G", "4",
                "--temperature", "1.0"),
@@ -271,7 +272,8 @@ def main() -> None:
                         help="an earlier chain's output folder: each seed whose SFT stage finished there starts from "
                              "a copy of it (the SFT preset must be the same; the RL stage may differ)")
     parser.add_argument("--untrained-seed", type=int, default=0,
-                        help="the seed whose run also plays the untrained model (greedy: the same in every run)")
+                        help="the seed whose run also plays the untrained model (greedy: the same in every run); "
+                             "-1: none")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
                         help="also print, per seed, the N held-out episodes RL changed most each way")
