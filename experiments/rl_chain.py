@@ -146,6 +146,29 @@ def train_command(preset: Preset, seed: int, source: Path | None, folder: Path, 
             "--output-dir", str(folder)]
 
 
+def evaluate_sft_only(folder: Path) -> None:
+    """A seed whose RL stage did not fit: its finished SFT adapter alone, through the same closing evaluation
+    (`drill.train.heldout.evaluate_heldout`, the run's own settings, every validation task, greedy), so its row
+    counts toward the SFT seeds' spread."""
+    from drill.train.heldout import evaluate_heldout
+    from drill.train.methods import configure
+    from drill.train.rollouts import prompt_options
+    from drill.train.target import load_target
+
+    stage = folder / "stage-1-sft"
+    if not (stage / "stage.json").is_file():
+        raise SystemExit(f"{stage}: the SFT stage is not complete")
+    settings = json.loads((stage / "config.json").read_text(encoding="utf-8"))
+    settings.pop("sft")
+    config, _ = configure("sft", **settings)
+    config = config.updated(output_dir=folder, eval_tasks=10_000, eval_split="validation",
+                            eval_baselines=["heuristic"], eval_untrained=False)
+    target = load_target(config.env, config.env_options)
+    model_id = json.loads((stage / "adapter" / "adapter_config.json").read_text())["base_model_name_or_path"]
+    evaluate_heldout(config, target, list(config.roles or target.roles), {"1-sft": stage / "adapter"}, model_id,
+                     folder, prompt_options(config, target))
+
+
 def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
     """Each held-out row of a run (`1-sft`, `2-rft`, `untrained`, `heuristic`): the spec's summary of its episodes
     and the success rate, computed here from the stored episodes, so every row is measured the same way."""
@@ -223,6 +246,11 @@ def changed(preset: Preset, folder: Path, count: int) -> None:
             print(f"  {sft_name}:\n{acted(old)}\n  {rl_name}:\n{acted(new)}")
 
 
+def rl_row(preset: Preset, output_dir: Path, seed: int) -> bool:
+    method = preset.rl.split(":", 1)[0]
+    return any(name.endswith(method) for name in episodes_of(output_dir / f"seed-{seed}"))
+
+
 def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
     preset = PRESETS[name]
     method = preset.rl.split(":", 1)[0]
@@ -245,20 +273,24 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
             flat = zero_variance(output_dir / f"seed-{seed}", method) if name.endswith(method) else ""
             print(f"| {name} | {seed if name not in ('untrained', 'heuristic') else '—'} | {cells} | {flat} |")
     sft_name = next(n for n in next(iter(runs.values())) if n.endswith("sft"))
-    rl_name = next(n for n in next(iter(runs.values())) if n.endswith(method))
-    print()
+    rl_name = next((n for rows in runs.values() for n in rows if n.endswith(method)), None)
+    with_rl = [rows for rows in runs.values() if rl_name in rows]
+    print(f"\n{len(runs)} SFT seeds; {len(with_rl)} with the RL stage")
     for column in columns:
-        if any(rows[name].get(column) is None for rows in runs.values() for name in (sft_name, rl_name)):
+        if any(rows[name].get(column) is None for rows in runs.values() for name in (sft_name, rl_name)
+               if name in rows):
             print(f"{column}: not defined for every run (no submission to measure it on)")
             continue
         sft = [rows[sft_name][column] for rows in runs.values()]
-        gains = [rows[rl_name][column] - rows[sft_name][column] for rows in runs.values()]
+        gains = [rows[rl_name][column] - rows[sft_name][column] for rows in with_rl]
         if column in preset.lower:
             gains = [-g for g in gains]
         spread = max(sft) - min(sft)
-        verdict = "every seed's gain beats the spread" if min(gains) > spread else "not every gain beats the spread"
+        verdict = ("no RL run" if not gains else "fewer than 3 SFT seeds: no verdict" if len(sft) < 3 else
+                   "every seed's gain beats the spread" if min(gains) > spread else "not every gain beats the spread")
         print(f"{column}: SFT {statistics.fmean(sft):.3f} (spread {spread:.3f} over {len(sft)} seeds); "
-              f"RL gain per seed {', '.join(f'{g:+.3f}' for g in gains)} (mean {statistics.fmean(gains):+.3f})"
+              f"RL gain per seed {', '.join(f'{g:+.3f}' for g in gains) or '—'}"
+              f" (mean {statistics.fmean(gains) if gains else float('nan'):+.3f})"
               f"{' (lower is better)' if column in preset.lower else ''}: {verdict}")
 
 
@@ -274,12 +306,17 @@ def main() -> None:
     parser.add_argument("--untrained-seed", type=int, default=0,
                         help="the seed whose run also plays the untrained model (greedy: the same in every run); "
                              "-1: none")
+    parser.add_argument("--sft-only", action="store_true",
+                        help="evaluate each seed's finished SFT adapter alone (a seed whose RL stage did not fit)")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
                         help="also print, per seed, the N held-out episodes RL changed most each way")
     args = parser.parse_args()
     preset = PRESETS[args.preset]
-    if not args.report_only:
+    for seed in args.seeds if args.sft_only else ():
+        if not (args.output_dir / f"seed-{seed}" / "heldout.json").exists():
+            evaluate_sft_only(args.output_dir / f"seed-{seed}")
+    if not args.report_only and not args.sft_only:
         source = teacher_source(preset, args.sft_from or args.output_dir) if preset.teacher else None
         for seed in args.seeds:
             folder = args.output_dir / f"seed-{seed}"
@@ -297,7 +334,7 @@ def main() -> None:
             print(f"seed {seed}: {(time.perf_counter() - started) / 60:.1f} min", flush=True)
     report(args.preset, args.seeds, args.output_dir)
     for seed in args.seeds if args.episodes else ():
-        if (args.output_dir / f"seed-{seed}" / "heldout.json").exists():
+        if (args.output_dir / f"seed-{seed}" / "heldout.json").exists() and rl_row(preset, args.output_dir, seed):
             print(f"\n## seed {seed}: episodes RL changed")
             changed(preset, args.output_dir / f"seed-{seed}", args.episodes)
 
