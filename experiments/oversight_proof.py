@@ -231,7 +231,7 @@ def main() -> None:
     parser.add_argument("--earlier-stage", dest="earlier", action="append", default=[],
                         help="with --continue-from: that run's --stage specs, in order (repeatable)")
     parser.add_argument("--probe", type=Path, help="only print this adapter's first Oversight action per scenario")
-    parser.add_argument("--probe-split", choices=("train", "test"), default="test")
+    parser.add_argument("--probe-split", choices=("train", "validation", "test"), default="test")
     parser.add_argument("--probe-seeds", type=int, nargs="+", default=[0])
     args = parser.parse_args()
     if bool(args.earlier) != bool(args.continue_from):

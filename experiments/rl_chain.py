@@ -146,10 +146,10 @@ def train_command(preset: Preset, seed: int, source: Path | None, folder: Path, 
             "--output-dir", str(folder)]
 
 
-def evaluate_sft_only(folder: Path) -> None:
-    """A seed whose RL stage did not fit: its finished SFT adapter alone, through the same closing evaluation
-    (`drill.train.heldout.evaluate_heldout`, the run's own settings, every validation task, greedy), so its row
-    counts toward the SFT seeds' spread."""
+def evaluate_stages(folder: Path, round_: int | None = None) -> None:
+    """A seed whose RL stage did not fit: its finished SFT adapter (and with `round_`, the RL stage's adapter as it
+    was checkpointed after that round, row `2-<method>@<round>`), through the same closing evaluation
+    (`drill.train.heldout.evaluate_heldout`, the run's own settings, every validation task, greedy)."""
     from drill.train.heldout import evaluate_heldout
     from drill.train.methods import configure
     from drill.train.rollouts import prompt_options
@@ -158,6 +158,13 @@ def evaluate_sft_only(folder: Path) -> None:
     stage = folder / "stage-1-sft"
     if not (stage / "stage.json").is_file():
         raise SystemExit(f"{stage}: the SFT stage is not complete")
+    adapters = {"1-sft": stage / "adapter"}
+    if round_ is not None:
+        rl_stage = next(folder.glob("stage-2-*"))
+        checkpoint = rl_stage / "checkpoints" / f"step-{round_:06d}" / "adapter"
+        if not checkpoint.is_dir():
+            raise SystemExit(f"{checkpoint}: no such checkpoint")
+        adapters[f"{rl_stage.name.removeprefix('stage-')}@{round_}"] = checkpoint
     settings = json.loads((stage / "config.json").read_text(encoding="utf-8"))
     settings.pop("sft")
     config, _ = configure("sft", **settings)
@@ -165,8 +172,8 @@ def evaluate_sft_only(folder: Path) -> None:
                             eval_baselines=["heuristic"], eval_untrained=False)
     target = load_target(config.env, config.env_options)
     model_id = json.loads((stage / "adapter" / "adapter_config.json").read_text())["base_model_name_or_path"]
-    evaluate_heldout(config, target, list(config.roles or target.roles), {"1-sft": stage / "adapter"}, model_id,
-                     folder, prompt_options(config, target))
+    evaluate_heldout(config, target, list(config.roles or target.roles), adapters, model_id, folder,
+                     prompt_options(config, target))
 
 
 def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
@@ -190,8 +197,10 @@ def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def zero_variance(folder: Path, method: str) -> str:
-    """The RL stage's fraction of zero-variance groups over its steps."""
-    lines = [json.loads(line) for line in (folder / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    """The RL stage's fraction of zero-variance groups over its steps (the stage's own file in a stopped run)."""
+    path = folder / "metrics.jsonl"
+    path = path if path.exists() else next(folder.glob(f"stage-2-{method}/metrics.jsonl"))
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     flat = [r["group_flat/total"] for r in lines if r.get("method", r.get("stage")) == method and
             "group_flat/total" in r]
     return "—" if not flat else " ".join(f"{value:.0%}" for value in flat)
@@ -226,7 +235,7 @@ def changed(preset: Preset, folder: Path, count: int) -> None:
     tasks = {t.id: t for t in make_env().tasks("validation")}
     rows = episodes_of(folder)
     sft_name = next(n for n in rows if n.endswith("sft"))
-    rl_name = next(n for n in rows if n.endswith(preset.rl.split(":", 1)[0]))
+    rl_name = next(n for n in rows if n.startswith("2-" + preset.rl.split(":", 1)[0]))
     before = {(e.task_id, e.seed): e for e in rows[sft_name]}
     pairs = [(before[(e.task_id, e.seed)], e) for e in rows[rl_name] if (e.task_id, e.seed) in before]
 
@@ -248,7 +257,7 @@ def changed(preset: Preset, folder: Path, count: int) -> None:
 
 def rl_row(preset: Preset, output_dir: Path, seed: int) -> bool:
     method = preset.rl.split(":", 1)[0]
-    return any(name.endswith(method) for name in episodes_of(output_dir / f"seed-{seed}"))
+    return any(name.startswith(f"2-{method}") for name in episodes_of(output_dir / f"seed-{seed}"))
 
 
 def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
@@ -270,10 +279,10 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
                 continue  # greedy and seed-independent: shown once
             shown.add(name)
             cells = " | ".join("—" if row.get(c) is None else f"{row[c]:.3f}" for c in columns)
-            flat = zero_variance(output_dir / f"seed-{seed}", method) if name.endswith(method) else ""
+            flat = zero_variance(output_dir / f"seed-{seed}", method) if name.startswith(f"2-{method}") else ""
             print(f"| {name} | {seed if name not in ('untrained', 'heuristic') else '—'} | {cells} | {flat} |")
     sft_name = next(n for n in next(iter(runs.values())) if n.endswith("sft"))
-    rl_name = next((n for rows in runs.values() for n in rows if n.endswith(method)), None)
+    rl_name = next((n for rows in runs.values() for n in rows if n.startswith(f"2-{method}")), None)
     with_rl = [rows for rows in runs.values() if rl_name in rows]
     print(f"\n{len(runs)} SFT seeds; {len(with_rl)} with the RL stage")
     for column in columns:
@@ -308,6 +317,8 @@ def main() -> None:
                              "-1: none")
     parser.add_argument("--sft-only", action="store_true",
                         help="evaluate each seed's finished SFT adapter alone (a seed whose RL stage did not fit)")
+    parser.add_argument("--rl-round", type=int, default=None,
+                        help="with --sft-only: also the RL stage's adapter checkpointed after this round")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
                         help="also print, per seed, the N held-out episodes RL changed most each way")
@@ -315,7 +326,7 @@ def main() -> None:
     preset = PRESETS[args.preset]
     for seed in args.seeds if args.sft_only else ():
         if not (args.output_dir / f"seed-{seed}" / "heldout.json").exists():
-            evaluate_sft_only(args.output_dir / f"seed-{seed}")
+            evaluate_stages(args.output_dir / f"seed-{seed}", args.rl_round)
     if not args.report_only and not args.sft_only:
         source = teacher_source(preset, args.sft_from or args.output_dir) if preset.teacher else None
         for seed in args.seeds:
