@@ -146,10 +146,11 @@ def train_command(preset: Preset, seed: int, source: Path | None, folder: Path, 
             "--output-dir", str(folder)]
 
 
-def evaluate_stages(folder: Path, round_: int | None = None) -> None:
+def evaluate_stages(folder: Path, round_: int | None = None, rl_only: bool = False) -> None:
     """A seed whose RL stage did not fit: its finished SFT adapter (and with `round_`, the RL stage's adapter as it
     was checkpointed after that round, row `2-<method>@<round>`), through the same closing evaluation
-    (`drill.train.heldout.evaluate_heldout`, the run's own settings, every validation task, greedy)."""
+    (`drill.train.heldout.evaluate_heldout`, the run's own settings, every validation task, greedy). `rl_only`: that
+    checkpoint alone, into `heldout-rl.json`, so that a second process can evaluate the SFT adapter meanwhile."""
     from drill.train.heldout import evaluate_heldout
     from drill.train.methods import configure
     from drill.train.rollouts import prompt_options
@@ -158,7 +159,7 @@ def evaluate_stages(folder: Path, round_: int | None = None) -> None:
     stage = folder / "stage-1-sft"
     if not (stage / "stage.json").is_file():
         raise SystemExit(f"{stage}: the SFT stage is not complete")
-    adapters = {"1-sft": stage / "adapter"}
+    adapters = {} if rl_only else {"1-sft": stage / "adapter"}
     if round_ is not None:
         rl_stage = next(folder.glob("stage-2-*"))
         checkpoint = rl_stage / "checkpoints" / f"step-{round_:06d}" / "adapter"
@@ -169,30 +170,29 @@ def evaluate_stages(folder: Path, round_: int | None = None) -> None:
     settings.pop("sft")
     config, _ = configure("sft", **settings)
     config = config.updated(output_dir=folder, eval_tasks=10_000, eval_split="validation",
-                            eval_baselines=["heuristic"], eval_untrained=False)
+                            eval_baselines=[] if rl_only else ["heuristic"], eval_untrained=False)
     target = load_target(config.env, config.env_options)
     model_id = json.loads((stage / "adapter" / "adapter_config.json").read_text())["base_model_name_or_path"]
-    evaluate_heldout(config, target, list(config.roles or target.roles), adapters, model_id, folder,
+    out = folder / "rl-eval" if rl_only else folder
+    evaluate_heldout(config, target, list(config.roles or target.roles), adapters, model_id, out,
                      prompt_options(config, target))
+    if rl_only:
+        (out / "heldout.json").replace(folder / "heldout-rl.json")
 
 
 def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
     """Each held-out row of a run (`1-sft`, `2-rft`, `untrained`, `heuristic`): the spec's summary of its episodes
     and the success rate, computed here from the stored episodes, so every row is measured the same way."""
     spec = registry.specs()[preset.env]
-    data = json.loads((folder / "heldout.json").read_text(encoding="utf-8"))
     make_env = spec.make(spec.parse_options(preset.options))
     tasks = {t.id: t for t in make_env().tasks("validation")}
-    episodes = [Episode.model_validate(e) for e in data["episodes"]]
-    rows, start = {}, 0
-    for row in data["summary"]:
-        mine = episodes[start:start + row["episodes"]]
-        start += row["episodes"]
+    rows = {}
+    for name, mine in episodes_of(folder).items():
         summary = {"total": statistics.fmean(e.score.total for e in mine),  # type: ignore[union-attr]
                    **(spec.summarize(mine, tasks) if spec.summarize else {})}
         summary["success"] = statistics.fmean(spec.success(e, tasks[e.task_id]) for e in mine) if spec.success \
             else None
-        rows[row["policy"]] = summary
+        rows[name] = summary
     return rows
 
 
@@ -207,13 +207,20 @@ def zero_variance(folder: Path, method: str) -> str:
 
 
 def episodes_of(folder: Path) -> dict[str, list[Episode]]:
-    """A run's held-out episodes by row (`1-sft`, `2-grpo`, `untrained`, `heuristic`)."""
-    data = json.loads((folder / "heldout.json").read_text(encoding="utf-8"))
-    episodes = [Episode.model_validate(e) for e in data["episodes"]]
-    rows, start = {}, 0
-    for row in data["summary"]:
-        rows[row["policy"]] = episodes[start:start + row["episodes"]]
-        start += row["episodes"]
+    """A run's held-out episodes by row (`1-sft`, `2-grpo`, `untrained`, `heuristic`), from `heldout.json` and any
+    `heldout-*.json` beside it (rows evaluated in a separate process, `--rl-round N --rl-only`)."""
+    rows = {}
+    for path in [folder / "heldout.json", *sorted(folder.glob("heldout-*.json"))]:
+        if not path.exists():
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        episodes = [Episode.model_validate(e) for e in data["episodes"]]
+        start = 0
+        for row in data["summary"]:
+            if row["policy"] in rows:
+                raise ValueError(f"{path}: row {row['policy']} is also in another held-out file of {folder}")
+            rows[row["policy"]] = episodes[start:start + row["episodes"]]
+            start += row["episodes"]
     return rows
 
 
@@ -319,14 +326,16 @@ def main() -> None:
                         help="evaluate each seed's finished SFT adapter alone (a seed whose RL stage did not fit)")
     parser.add_argument("--rl-round", type=int, default=None,
                         help="with --sft-only: also the RL stage's adapter checkpointed after this round")
+    parser.add_argument("--rl-only", action="store_true",
+                        help="with --rl-round: only that checkpoint, into heldout-rl.json (the SFT row in another run)")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
                         help="also print, per seed, the N held-out episodes RL changed most each way")
     args = parser.parse_args()
     preset = PRESETS[args.preset]
     for seed in args.seeds if args.sft_only else ():
-        if not (args.output_dir / f"seed-{seed}" / "heldout.json").exists():
-            evaluate_stages(args.output_dir / f"seed-{seed}", args.rl_round)
+        if not (args.output_dir / f"seed-{seed}" / ("heldout-rl.json" if args.rl_only else "heldout.json")).exists():
+            evaluate_stages(args.output_dir / f"seed-{seed}", args.rl_round, args.rl_only)
     if not args.report_only and not args.sft_only:
         source = teacher_source(preset, args.sft_from or args.output_dir) if preset.teacher else None
         for seed in args.seeds:
