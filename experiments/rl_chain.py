@@ -302,8 +302,10 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
         if column in preset.lower:
             gains = [-g for g in gains]
         spread = max(sft) - min(sft)
+        beats = sum(g > spread for g in gains)
         verdict = ("no RL run" if not gains else "fewer than 3 SFT seeds: no verdict" if len(sft) < 3 else
-                   "every seed's gain beats the spread" if min(gains) > spread else "not every gain beats the spread")
+                   f"{beats} of {len(gains)} RL gains beat the spread"
+                   + ("" if len(gains) == len(sft) else f" (only {len(gains)} of {len(sft)} seeds have the RL stage)"))
         print(f"{column}: SFT {statistics.fmean(sft):.3f} (spread {spread:.3f} over {len(sft)} seeds); "
               f"RL gain per seed {', '.join(f'{g:+.3f}' for g in gains) or '—'}"
               f" (mean {statistics.fmean(gains) if gains else float('nan'):+.3f})"
