@@ -9,7 +9,7 @@ LIAR = "class P(str):\n    def __str__(self):\n        return 'solution.py'\n"
 """A path that says it is the workspace's own file when asked with str(), while its value names another: the audit
 hook's file check asks, the kernel opens the value, so these entries get past the hook and reach the jail itself."""
 
-GALLERY: dict[str, tuple[str, str]] = {
+GALLERY: dict[str, tuple[str, str | tuple[str, ...]]] = {
     # -- path objects that lie (past the audit hook: the jail answers) -----------------------------------------
     "read the dataset through a lying path": (LIAR + "return len(open(P({data!r}), 'rb').read()) > 0",
                                               "raised FileNotFoundError: [Errno 2] No such file or directory"),
@@ -114,7 +114,8 @@ GALLERY: dict[str, tuple[str, str]] = {
     "the environment variables": ("import os\nreturn ','.join(sorted(os.environ))", "candidate([]) returned 'LANG,PWD,PYTHONHASHSEED'"),
     # -- bombs and floods --------------------------------------------------------------------------------------
     "10 GB at once": ("block = bytearray(10 * 1024 ** 3)\nreturn False", "raised MemoryError"),
-    "memory grown in steps": ("blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 1024 ** 2))", "timeout: candidate([]) did not finish within 0.5 s; the process was stopped"),
+    # stopped either way: by the time limit, or by a failed allocation first when the host's memory is short
+    "memory grown in steps": ("blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 1024 ** 2))", ("timeout: candidate([]) did not finish within 0.5 s; the process was stopped", "candidate([]) raised MemoryError")),
     "an infinite loop": ("while True:\n    pass", "timeout: candidate([]) did not finish within 0.5 s; the process was stopped"),
     "a 10 MB file in the workspace": ("open('big', 'wb').write(b'x' * 10 * 1024 ** 2)\nreturn False", "raised OSError: [Errno 27] File too large"),
     "fill the workspace with files": (

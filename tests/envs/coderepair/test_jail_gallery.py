@@ -113,7 +113,8 @@ def test_a_hostile_solution_gets_its_outcome_and_escapes_nothing(name: str, task
               "site": str(Path(DATA).parents[2])}
     before = children()
     episode, report = play(task, body.format(**values))
-    assert expected.format(**values) in report, report
+    outcomes = (expected,) if isinstance(expected, str) else expected  # a tuple: any of these outcomes
+    assert any(outcome.format(**values) in report for outcome in outcomes), report
     assert episode.score is not None and episode.score.total <= honest_wrong + 1e-9, episode.score
     assert not os.path.exists(MARKER), f"{name} wrote outside the workspace"
     with pytest.raises(BlockingIOError):
