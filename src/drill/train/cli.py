@@ -103,7 +103,8 @@ def settings_parameters(env_defaults: Mapping[str, Any] | None = None, env: str 
         if env_defaults is None or f.name not in env_defaults:
             return default
         value = env_defaults[f.name]
-        return f"{default}; {env}'s training default: {_shown(value) if isinstance(value, dict) else _flag_value(value)}"
+        written = _shown(value) if isinstance(value, dict) else _flag_value(value)
+        return f"{default}; {env}'s training default: {written}"
 
     parameters = [_parameter(f.name, hints[f.name], f.metadata["help"], PANELS[f.metadata["group"]], shown(f))
                   for f in run_fields]

@@ -1,6 +1,7 @@
 """The closing evaluation of a training run: the trained adapter against the untrained model (unless
-`eval_untrained` is off) and the baselines, on held-out tasks: the environment's validation split by default (`eval_split`; never used in
-training), where runs are compared and checkpoints chosen, so the test split is kept for the final table.
+`eval_untrained` is off) and the baselines, on held-out tasks: the environment's validation split by default
+(`eval_split`; never used in training), where runs are compared and checkpoints chosen, so the test split is kept
+for the final table.
 
 The trained row loads the saved adapter exactly as `drill eval ENV --policy lora:OUTPUT/adapter` does
 (`drill.models.adapters.load_lora`, which fails loudly rather than fall back), so the numbers are those
