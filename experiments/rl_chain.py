@@ -146,11 +146,10 @@ def train_command(preset: Preset, seed: int, source: Path | None, folder: Path, 
             "--output-dir", str(folder)]
 
 
-def evaluate_stages(folder: Path, round_: int | None = None, rl_only: bool = False) -> None:
-    """A seed whose RL stage did not fit: its finished SFT adapter (and with `round_`, the RL stage's adapter as it
-    was checkpointed after that round, row `2-<method>@<round>`), through the same closing evaluation
-    (`drill.train.heldout.evaluate_heldout`, the run's own settings, every validation task, greedy). `rl_only`: that
-    checkpoint alone, into `heldout-rl.json`, so that a second process can evaluate the SFT adapter meanwhile."""
+def evaluate_sft(folder: Path) -> None:
+    """A seed whose RL stage did not fit: its finished SFT adapter alone, through the same closing evaluation
+    (`drill.train.heldout.evaluate_heldout`, the run's own settings, every validation task, greedy), so that its row
+    counts toward the SFT seeds' spread."""
     from drill.train.heldout import evaluate_heldout
     from drill.train.methods import configure
     from drill.train.rollouts import prompt_options
@@ -159,25 +158,15 @@ def evaluate_stages(folder: Path, round_: int | None = None, rl_only: bool = Fal
     stage = folder / "stage-1-sft"
     if not (stage / "stage.json").is_file():
         raise SystemExit(f"{stage}: the SFT stage is not complete")
-    adapters = {} if rl_only else {"1-sft": stage / "adapter"}
-    if round_ is not None:
-        rl_stage = next(folder.glob("stage-2-*"))
-        checkpoint = rl_stage / "checkpoints" / f"step-{round_:06d}" / "adapter"
-        if not checkpoint.is_dir():
-            raise SystemExit(f"{checkpoint}: no such checkpoint")
-        adapters[f"{rl_stage.name.removeprefix('stage-')}@{round_}"] = checkpoint
     settings = json.loads((stage / "config.json").read_text(encoding="utf-8"))
     settings.pop("sft")
     config, _ = configure("sft", **settings)
     config = config.updated(output_dir=folder, eval_tasks=10_000, eval_split="validation",
-                            eval_baselines=[] if rl_only else ["heuristic"], eval_untrained=False)
+                            eval_baselines=["heuristic"], eval_untrained=False)
     target = load_target(config.env, config.env_options)
     model_id = json.loads((stage / "adapter" / "adapter_config.json").read_text())["base_model_name_or_path"]
-    out = folder / "rl-eval" if rl_only else folder
-    evaluate_heldout(config, target, list(config.roles or target.roles), adapters, model_id, out,
-                     prompt_options(config, target))
-    if rl_only:
-        (out / "heldout.json").replace(folder / "heldout-rl.json")
+    evaluate_heldout(config, target, list(config.roles or target.roles), {"1-sft": stage / "adapter"}, model_id,
+                     folder, prompt_options(config, target))
 
 
 def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
@@ -207,20 +196,13 @@ def zero_variance(folder: Path, method: str) -> str:
 
 
 def episodes_of(folder: Path) -> dict[str, list[Episode]]:
-    """A run's held-out episodes by row (`1-sft`, `2-grpo`, `untrained`, `heuristic`), from `heldout.json` and any
-    `heldout-*.json` beside it (rows evaluated in a separate process, `--rl-round N --rl-only`)."""
-    rows = {}
-    for path in [folder / "heldout.json", *sorted(folder.glob("heldout-*.json"))]:
-        if not path.exists():
-            continue
-        data = json.loads(path.read_text(encoding="utf-8"))
-        episodes = [Episode.model_validate(e) for e in data["episodes"]]
-        start = 0
-        for row in data["summary"]:
-            if row["policy"] in rows:
-                raise ValueError(f"{path}: row {row['policy']} is also in another held-out file of {folder}")
-            rows[row["policy"]] = episodes[start:start + row["episodes"]]
-            start += row["episodes"]
+    """A run's held-out episodes by row (`1-sft`, `2-grpo`, `untrained`, `heuristic`)."""
+    data = json.loads((folder / "heldout.json").read_text(encoding="utf-8"))
+    episodes = [Episode.model_validate(e) for e in data["episodes"]]
+    rows, start = {}, 0
+    for row in data["summary"]:
+        rows[row["policy"]] = episodes[start:start + row["episodes"]]
+        start += row["episodes"]
     return rows
 
 
@@ -326,18 +308,14 @@ def main() -> None:
                              "-1: none")
     parser.add_argument("--sft-only", action="store_true",
                         help="evaluate each seed's finished SFT adapter alone (a seed whose RL stage did not fit)")
-    parser.add_argument("--rl-round", type=int, default=None,
-                        help="with --sft-only: also the RL stage's adapter checkpointed after this round")
-    parser.add_argument("--rl-only", action="store_true",
-                        help="with --rl-round: only that checkpoint, into heldout-rl.json (the SFT row in another run)")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
                         help="also print, per seed, the N held-out episodes RL changed most each way")
     args = parser.parse_args()
     preset = PRESETS[args.preset]
     for seed in args.seeds if args.sft_only else ():
-        if not (args.output_dir / f"seed-{seed}" / ("heldout-rl.json" if args.rl_only else "heldout.json")).exists():
-            evaluate_stages(args.output_dir / f"seed-{seed}", args.rl_round, args.rl_only)
+        if not (args.output_dir / f"seed-{seed}" / "heldout.json").exists():
+            evaluate_sft(args.output_dir / f"seed-{seed}")
     if not args.report_only and not args.sft_only:
         source = teacher_source(preset, args.sft_from or args.output_dir) if preset.teacher else None
         for seed in args.seeds:
