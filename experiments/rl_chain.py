@@ -186,10 +186,8 @@ def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def zero_variance(folder: Path, method: str) -> str:
-    """The RL stage's fraction of zero-variance groups over its steps (the stage's own file in a stopped run)."""
-    path = folder / "metrics.jsonl"
-    path = path if path.exists() else next(folder.glob(f"stage-2-{method}/metrics.jsonl"))
-    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    """The RL stage's fraction of zero-variance groups over its steps."""
+    lines = [json.loads(line) for line in (folder / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if line]
     flat = [r["group_flat/total"] for r in lines if r.get("method", r.get("stage")) == method and
             "group_flat/total" in r]
     return "—" if not flat else " ".join(f"{value:.0%}" for value in flat)
@@ -245,8 +243,10 @@ def changed(preset: Preset, folder: Path, count: int) -> None:
 
 
 def rl_row(preset: Preset, output_dir: Path, seed: int) -> bool:
+    """Whether the seed's held-out file has an RL row (read from its summary, without parsing the episodes)."""
     method = preset.rl.split(":", 1)[0]
-    return any(name.startswith(f"2-{method}") for name in episodes_of(output_dir / f"seed-{seed}"))
+    summary = json.loads((output_dir / f"seed-{seed}" / "heldout.json").read_text(encoding="utf-8"))["summary"]
+    return any(row["policy"].startswith(f"2-{method}") for row in summary)
 
 
 def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
