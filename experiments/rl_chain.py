@@ -93,8 +93,10 @@ PRESETS: dict[str, Preset] = {
     "triage": Preset(**TRIAGE, rl="rft:rounds=2,tasks_per_round=16,bar=group_mean,rationalize=false",
                      flags=(*TRIAGE_PROMPT, "--lr", "1e-3", "-G", "4", "--temperature", "1.0")),
     # second try: GRPO, whose negative advantages push down what scores below the group (loops, wrong abstentions),
-    # from the same SFT starts. No KL term: its reference is the base model without the adapter, which SFT has
-    # already left far behind, so the penalty (and kl_abort) would pull the adapter back toward the untrained model.
+    # from the same SFT starts. No KL term: when these runs were chosen the reference was the base model without the
+    # adapter, which SFT had already left far behind (KL 0.93), so the penalty would have pulled the adapter back
+    # toward the untrained model. The reference is now the SFT start (`Run.reference`); the seeds of this preset
+    # were all run without the term, so it stays off here.
     "triage-grpo": Preset(**TRIAGE, rl="grpo:steps=3,kl_beta=0,kl_abort=none",
                           flags=(*TRIAGE_PROMPT, "--lr", "5e-4", "-G", "8", "--tasks-per-step", "8",
                                  "--temperature", "1.0")),

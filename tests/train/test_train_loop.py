@@ -217,6 +217,26 @@ def test_kl_beta_zero_runs_the_reference_on_one_micro_batch_per_step(tiny_model_
     assert all(r["kl"] is not None and math.isfinite(r["kl"]) for r in stepped)
 
 
+def test_a_run_from_a_saved_adapter_is_anchored_to_it_and_keeps_that_anchor_on_resume(tiny_model_dir: Path,
+                                                                                       tmp_path: Path) -> None:
+    """RL after SFT: the KL reference is the adapter the run started from, not the base model."""
+    from drill.models.local import fresh_model
+
+    def base() -> BaseModel:
+        return BaseModel(*fresh_model(str(tiny_model_dir)))
+
+    start = train(_config(tiny_model_dir, tmp_path / "sft", steps=2), target=RELAY, base=base()).adapter_dir
+    settings = dict(steps=3, init_adapter=str(start), kl_beta=0.5)
+    straight = train(_config(tiny_model_dir, tmp_path / "rl", **settings), target=RELAY, base=base())
+    assert straight.metrics[0]["kl"] == 0.0  # step 1's policy is the start: against the base weights it is not
+    assert straight.metrics[-1]["kl"] > 0.0
+    train(_config(tiny_model_dir, tmp_path / "split", **(settings | {"steps": 1})), target=RELAY, base=base())
+    resumed = train(_config(tiny_model_dir, tmp_path / "split", **settings, resume=True), target=RELAY, base=base())
+    assert [r["kl"] for r in resumed.metrics] == [r["kl"] for r in straight.metrics]  # the anchor is not the checkpoint
+    final, expected = _adapter(resumed.adapter_dir), _adapter(straight.adapter_dir)
+    assert all(torch.equal(final[k], expected[k]) for k in expected)
+
+
 def _hook_training_logits(model: Any, change: Any) -> None:
     """Alter the logits only in gradient-enabled passes (the training forward), not in generation or the reference."""
     def hook(module: Any, inputs: Any, output: torch.Tensor) -> torch.Tensor:

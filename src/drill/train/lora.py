@@ -13,8 +13,10 @@ AVX2-only AMD EPYC), which would turn a speed option into a run that never ends.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +37,7 @@ def attach_lora(model: Any, config: RunConfig, init_adapter: Path | None = None)
     else from the config's `init_adapter` (`--init-adapter`)."""
     from peft import LoraConfig, get_peft_model
 
-    if init_adapter is None and config.init_adapter:
-        init_adapter = Path(config.init_adapter)
+    init_adapter = starting_adapter(config, init_adapter)
 
     device, bf16 = run_device(config)
     check_autocast(config)
@@ -98,6 +99,46 @@ def lora_training(base: Any, config: RunConfig, init_adapter: Path | None = None
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
     pad_id = base.tokenizer.pad_token_id if base.tokenizer.pad_token_id is not None else 0
     return model, params, optimizer, pad_id
+
+
+def starting_adapter(config: RunConfig, init_adapter: Path | None) -> Path | None:
+    """The saved adapter `attach_lora` loads for this run, or None for a fresh one."""
+    return init_adapter if init_adapter is not None else Path(config.init_adapter) if config.init_adapter else None
+
+
+class Reference:
+    """The policy a stage started from, for the KL and DPO reference passes (`with run.reference():`).
+
+    From a fresh adapter (its B matrices are zero) the start is the base model, reached by disabling the adapter, as
+    before. From a saved adapter (`--stage` after an earlier stage, `--init-adapter`) the start is that adapter: the
+    standard reference for RL after SFT. Penalising the KL to the base weights there pulls the policy back past
+    everything SFT taught. A copy of its LoRA weights is kept (a few MB) and swapped in for the pass, then the current
+    weights are put back. The swap writes the parameters in place, so it must not happen while a forward pass of them
+    waits for its backward: autograd's version check then raises, so a misordered call fails loudly.
+    """
+
+    def __init__(self, model: Any, params: list[Any], started_from: Path | None) -> None:
+        self.model, self.params, self.started_from = model, params, started_from
+        self.start = None if started_from is None else [p.detach().clone() for p in params]
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        if self.start is None:
+            with torch.no_grad(), self.model.disable_adapter():
+                yield
+            return
+        with torch.no_grad():
+            current = [p.detach().clone() for p in self.params]
+            for param, start in zip(self.params, self.start, strict=True):
+                param.copy_(start)
+            try:
+                yield
+            finally:
+                for param, now in zip(self.params, current, strict=True):
+                    param.copy_(now)
+
+    def describe(self) -> str:
+        return "the base weights" if self.started_from is None else f"the starting adapter {self.started_from}"
 
 
 def load_adapter_weights(model: Any, folder: Path) -> None:

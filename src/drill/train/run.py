@@ -103,7 +103,7 @@ class Run:
 
     def __init__(self, config: RunConfig, plan: RunPlan, base: BaseModel, init_adapter: Path | None,
                  restarted: bool = False) -> None:
-        from drill.train.lora import lora_training, run_device
+        from drill.train.lora import Reference, lora_training, run_device, starting_adapter
         from drill.train.rollouts import prompt_options
 
         self.config = config
@@ -112,6 +112,9 @@ class Run:
         self.device, _ = run_device(config)
         seed_everything(config.seed)
         self.model, self.params, self.optimizer, self.pad_id = lora_training(base, config, init_adapter)
+        self.reference = Reference(self.model, self.params, starting_adapter(config, init_adapter))
+        """`with run.reference():` the policy this run started from, for KL and DPO reference passes (a resume does
+        not move it: it is taken before `resume` loads a checkpoint)."""
         self.out = config.output_dir
         self.metrics = MetricsLog(self.out / "metrics.jsonl")
         self.prompting = prompt_options(config, plan.target)  # demonstrations are played once, for every use

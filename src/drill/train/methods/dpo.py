@@ -24,9 +24,8 @@ Where this departs from the DPO paper (Rafailov et al. 2023):
 
 * Online and on-policy: pairs come from the current adapter's samples each step, ranked by the rubric,
   not from a fixed human-preference set.
-* The reference is the base model with the adapter disabled (`with model.disable_adapter():`), as in the
-  GRPO trainer, not the SFT model: after an SFT stage the DPO loss still measures the move away from the
-  base weights, so its implicit KL anchor is the base model.
+* The reference is the policy the stage started from (`Run.reference`, as in the GRPO trainer): the base model
+  with the adapter disabled for a fresh adapter; after an SFT stage the SFT adapter, as in the DPO paper.
 * A step whose groups form no pair makes no update; it is logged (`pairs: 0`), not skipped silently.
 
 **Offline, against an expert** (`source=` and `expert=` given; DAgger's data with a preference loss). The
@@ -188,16 +187,16 @@ def train(run: Run, options: Options) -> TrainResult:
             # 3. best against worst per shared prompt, margin > min_margin
             pairs = [p for group in groups
                      for p in preference_pairs(group, roles, config.role_rewards, options.min_margin)]
-            # 4-5. the DPO loss against the base weights, one update
+            # 4-5. the DPO loss against the starting policy, one update
             loss_value, accuracy = 0.0, 0.0
             model.train()
             run.optimizer.zero_grad(set_to_none=True)
             for i in range(0, len(pairs), config.micro_batch_size):
                 chunk = pairs[i:i + config.micro_batch_size]
                 both = [p.chosen for p in chunk] + [p.rejected for p in chunk]
-                policy = sequence_logprobs(model, both, run.pad_id)  # (2P,)
-                with torch.no_grad(), model.disable_adapter():
+                with run.reference():  # before the policy's pass: a starting adapter is swapped in for it
                     reference = sequence_logprobs(model, both, run.pad_id)  # (2P,)
+                policy = sequence_logprobs(model, both, run.pad_id)  # (2P,)
                 n = len(chunk)
                 loss = dpo_loss(policy[:n], policy[n:], reference[:n], reference[n:], options.beta)
                 if options.nll:

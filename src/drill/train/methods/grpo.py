@@ -22,8 +22,10 @@ After the last step: the adapter, the learning curve and a held-out evaluation (
 
 Where this departs from the papers (GRPO: Shao et al. 2024; Dr. GRPO: Liu et al. 2025):
 
-* LoRA, not full fine-tuning. The reference policy is the base model itself, reached by disabling the
-  adapter (`with model.disable_adapter():`), so there is no second copy of the weights.
+* LoRA, not full fine-tuning. The reference policy is the one the stage started from (`Run.reference`): from a
+  fresh adapter the base model itself, reached by disabling the adapter, with no second copy of the weights; after
+  an SFT stage (or `--init-adapter`) the SFT adapter, as in RLHF after SFT, whose LoRA weights are swapped in for
+  the reference pass.
 * Old log-probabilities are not the sampler's. The first update's forward pass over
   prompt + completion gives the log-probabilities the loss uses, and their detached values are the
   "old" ones: same weights as at sampling time, the same numerics as the training pass, the logits
@@ -79,7 +81,8 @@ class Options:
     clip_epsilon: float = setting("GRPO", 0.2, "PPO clip range: the ratio is clipped to [1 - eps, 1 + eps].")
     kl_beta: float = setting(
         "GRPO", 0.04,
-        "Weight of the k3 KL penalty to the reference (the base weights with the adapter disabled); 0 turns the "
+        "Weight of the k3 KL penalty to the reference, the policy the stage started from (the base weights for a fresh "
+        "adapter; the previous stage's adapter after --stage or --init-adapter); 0 turns the "
         "penalty off and skips the reference pass except on each step's first micro-batch, where the logged KL is "
         "measured (a sample).")
     ppo_epochs: int = setting(
@@ -137,6 +140,8 @@ def train(run: Run, options: Options) -> TrainResult:
         raise ValueError(f"--store and @RATE curriculum stages judge success against the oracle, and {target.name} "
                          "has none")
     history = [(r["stage"], r.get("success")) for r in run.metrics.read()]  # the curriculum's input, resumed too
+    print(f"grpo: the KL is measured against {run.reference.describe()}"
+          + ("" if options.kl_beta > 0 else " (logged, not penalised: kl_beta=0)"), flush=True)
 
     pool = None  # --rollout-workers: each step's episodes played by Ray actors calling the generation server
     if config.rollout_workers:
@@ -176,7 +181,7 @@ def train(run: Run, options: Options) -> TrainResult:
             trained = samples if options.kl_beta > 0 else [s for s in samples if s.advantage != 0.0]
             batches = micro_batches(trained, config.micro_batch_size, run.pad_id, budget)
 
-            # 4. clipped policy-gradient loss + k3 KL to the base weights;  5. LoRA update(s)
+            # 4. clipped policy-gradient loss + k3 KL to the starting policy;  5. LoRA update(s)
             model.train()
             old: list[torch.Tensor] = []
             ref: list[torch.Tensor | None] = []
@@ -186,16 +191,18 @@ def train(run: Run, options: Options) -> TrainResult:
                 optimizer.zero_grad(set_to_none=True)
                 epoch_loss = 0.0
                 for i, batch in enumerate(batches):
-                    logprobs = micro_batch_logprobs(model, batch, config.temperature)  # (B, T)
                     if epoch == 0:
-                        old.append(logprobs.detach())  # (B, T) the sampling-time policy: ratio 1 in epoch 0
                         # the reference pass: every micro-batch when the KL is penalised; with kl_beta == 0 only the
-                        # step's first one, so the logged KL is measured on a sample and the rest of the work is saved
+                        # step's first one, so the logged KL is measured on a sample and the rest of the work is saved.
+                        # It comes before the policy's forward pass: a starting adapter is swapped in for it.
                         if options.kl_beta > 0 or i == 0:
-                            with torch.no_grad(), model.disable_adapter():
+                            with run.reference():
                                 ref.append(micro_batch_logprobs(model, batch, config.temperature))  # (B, T)
                         else:
                             ref.append(None)
+                    logprobs = micro_batch_logprobs(model, batch, config.temperature)  # (B, T)
+                    if epoch == 0:
+                        old.append(logprobs.detach())  # (B, T) the sampling-time policy: ratio 1 in epoch 0
                     mask = batch.tokens.completion_mask.to(device)  # (B, T)
                     terms = grpo_loss(logprobs, old[i], ref[i], batch.tokens.advantages.to(device), mask,
                                       loss_type=options.loss_type, clip_epsilon=options.clip_epsilon,
