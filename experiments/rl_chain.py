@@ -109,6 +109,14 @@ PRESETS: dict[str, Preset] = {
     "triage-grpo": Preset(**TRIAGE, rl="grpo:steps=3,kl_beta=0,kl_abort=none",
                           flags=(*TRIAGE_PROMPT, "--lr", "5e-4", "-G", "8", "--tasks-per-step", "8",
                                  "--temperature", "1.0")),
+    # third try: the same GRPO anchored to the SFT start by a KL term (`Run.reference`). Seed 0's GRPO without it
+    # moved the escalate flag along with the confidence (escalation accuracy 0.81 -> 0.28): on an answerable ticket
+    # the SFT start answers wrongly at high confidence, so escalating it costs nothing in calibration, and the model
+    # learned "escalate, confidence 0" as one pattern. The reward pushes the confidence down and never pushes the flag
+    # up, so a penalty on moving away from the start should hold the flag while the confidence moves.
+    "triage-grpo-kl": Preset(**TRIAGE, rl="grpo:steps=3,kl_beta=0.1,kl_abort=none",
+                             flags=(*TRIAGE_PROMPT, "--lr", "5e-4", "-G", "8", "--tasks-per-step", "8",
+                                    "--temperature", "1.0")),
     # Inbox: the extractive teacher's SFT (`inbox_extractive_sft.py`, 180 training questions, one epoch: 56% right and
     # 21% wrong on test, against the heuristic's 58% and 9%), then rejection sampling on the rubric, where a right
     # answer earns about +1, "I don't know" about 0.1 and a wrong answer about -1: in a group of four samples at
