@@ -81,7 +81,7 @@ def triage_teacher(options: dict[str, Any]) -> Any:
 TRIAGE_PROMPT = ("--tool-listing", "compact", "--demos", "0", "--max-new-tokens", "160", "--prefill", TRIAGE_PREFILL,
                  "--micro-batch-size", "2")
 TRIAGE = {"env": "triage", "options": {"mode": "reader", "k": 5}, "sft": "sft:source=results:{source},epochs=1",
-          "behaviours": ("escalation_acc", "brier", "calibration"), "lower": ("brier",), "teacher": triage_teacher}
+          "behaviours": ("escalation_acc", "brier", "calibration", "confidence_auc"), "lower": ("brier",), "teacher": triage_teacher}
 
 
 def inbox_teacher(options: dict[str, Any]) -> Any:

@@ -224,3 +224,19 @@ def test_brier_reads_the_stated_confidence_so_a_confident_wrong_answer_worsens_i
     scored = [e.model_copy(update={"score": rubric().score(e, TASK)}) for e in (right, confident_wrong, sure)]
     row = summarize(scored, tasks)
     assert row["brier"] == pytest.approx((0.04 + 1.0 + 0.81) / 3) and row["escalation_acc"] == pytest.approx(2 / 3)
+
+
+def test_confidence_auc_rewards_telling_right_answers_from_wrong_not_a_constant_confidence() -> None:
+    from drill.envs.triage.spec import confidence_auc
+
+    tasks = {"T-9001": TASK}
+    right, wrong = "Reload nginx.", "Flush the DNS cache."
+
+    def auc(*answers: tuple[str, float]) -> float | None:
+        return confidence_auc([submitted(text, [], c, False) for text, c in answers], tasks)
+
+    assert auc((right, 0.8), (wrong, 0.2), (wrong, 0.5)) == 1.0  # every right answer surer than every wrong one
+    assert auc((right, 0.2), (wrong, 0.8)) == 0.0
+    assert auc((right, 0.0), (wrong, 0.0), (wrong, 0.0)) == 0.5  # a constant confidence: a good Brier, no separation
+    assert auc((right, 0.6), (wrong, 0.6), (wrong, 0.1)) == 0.75
+    assert auc((right, 0.9),) is None and auc((wrong, 0.1),) is None  # needs both

@@ -31,14 +31,32 @@ def brier(episodes: Sequence[Episode], tasks: Mapping[str, TriageTask]) -> float
     return statistics.fmean(errors) if errors else None
 
 
+def confidence_auc(episodes: Sequence[Episode], tasks: Mapping[str, TriageTask]) -> float | None:
+    """How well the stated confidence tells right answers from wrong ones: the chance that a right submission states
+    a higher confidence than a wrong one, ties counting half (the ROC AUC, Mann-Whitney form). 0.5 for a constant
+    confidence, 1 when every right answer is surer than every wrong one; None without both. The Brier score cannot
+    tell the two apart: a weak answerer stating confidence 0 on every ticket scores a good Brier and knows nothing
+    about which of its answers are right (experiments/LOG.md, "RL after SFT, third try")."""
+    stated = [(sub.confidence, is_correct(sub, tasks[e.task_id])) for e in episodes
+              if (sub := submission(e)) is not None]
+    right = [confidence for confidence, ok in stated if ok]
+    wrong = [confidence for confidence, ok in stated if not ok]
+    if not right or not wrong:
+        return None
+    wins = sum((r > w) + 0.5 * (r == w) for r in right for w in wrong)
+    return wins / (len(right) * len(wrong))
+
+
 def summarize(episodes: Sequence[Episode], tasks: Mapping[str, TriageTask]) -> dict[str, Any]:
-    """The mean total and components, escalation accuracy, the Brier score of the stated confidence, submit rate,
+    """The mean total and components, escalation accuracy, the Brier score of the stated confidence and how
+    well it separates right answers from wrong ones (`confidence_auc`), submit rate,
     and turns (agent mode)."""
     row: dict[str, Any] = {"total": statistics.fmean(e.score.total for e in episodes if e.score)}
     for name in COMPONENT_NAMES:
         row[name] = statistics.fmean(e.score.components[name] for e in episodes if e.score)
     row["escalation_acc"] = statistics.fmean(escalation_correct(e, tasks[e.task_id]) for e in episodes)
     row["brier"] = brier(episodes, tasks)
+    row["confidence_auc"] = confidence_auc(episodes, tasks)
     row["submitted"] = statistics.fmean(submission(e) is not None for e in episodes)
     multi_turn = any(len(e.turns) > 1 for e in episodes)
     row["turns"] = statistics.fmean(len(e.turns) for e in episodes) if multi_turn else None
@@ -86,7 +104,7 @@ SPEC: EnvSpec[TriageTask] = EnvSpec(
     summarize=summarize,
     success=success,
     columns=(Column("total"), *(Column(name) for name in COMPONENT_NAMES), Column("escalation_acc", percent),
-             Column("brier", "{:.3f}".format), Column("submitted", percent), Column("turns", "{:.1f}".format)),
+             Column("brier", "{:.3f}".format), Column("confidence_auc", "{:.3f}".format), Column("submitted", percent), Column("turns", "{:.1f}".format)),
     describe=describe,
     options=(
         EnvOption("mode", str, "reader", "reader: one turn, ticket + k articles; agent: multi-turn search.",
