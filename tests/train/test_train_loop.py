@@ -9,6 +9,7 @@ second; one test runs the embedded model itself through `drill train`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -235,6 +236,12 @@ def test_a_run_from_a_saved_adapter_is_anchored_to_it_and_keeps_that_anchor_on_r
     assert [r["kl"] for r in resumed.metrics] == [r["kl"] for r in straight.metrics]  # the anchor is not the checkpoint
     final, expected = _adapter(resumed.adapter_dir), _adapter(straight.adapter_dir)
     assert all(torch.equal(final[k], expected[k]) for k in expected)
+    # online DPO too: at its first step the policy is the reference, so every pair's loss is -log sigmoid(0)
+    config, options = configure("dpo", env="relay", model=str(tiny_model_dir), roles=["writer"], group_size=3,
+                                tasks_per_step=2, max_new_tokens=12, steps=1, output_dir=tmp_path / "dpo",
+                                eval_tasks=0, init_adapter=str(start), temperature=1.0)
+    first = train_method(config, "dpo", options, target=RELAY, base=base()).metrics[0]
+    assert first["pairs"] > 0 and first["loss"] == pytest.approx(math.log(2), abs=1e-5)
 
 
 def _hook_training_logits(model: Any, change: Any) -> None:
