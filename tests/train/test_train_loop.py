@@ -198,8 +198,6 @@ def test_zero_variance_groups_are_counted_and_give_no_update(tiny_model_dir: Pat
 def test_kl_beta_zero_runs_the_reference_on_one_micro_batch_per_step(tiny_model_dir: Path, tiny_base: BaseModel,
                                                                      tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    import math
-
     import peft
 
     passes: list[int] = []

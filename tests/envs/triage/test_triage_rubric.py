@@ -224,6 +224,7 @@ def test_brier_reads_the_stated_confidence_so_a_confident_wrong_answer_worsens_i
     scored = [e.model_copy(update={"score": rubric().score(e, TASK)}) for e in (right, confident_wrong, sure)]
     row = summarize(scored, tasks)
     assert row["brier"] == pytest.approx((0.04 + 1.0 + 0.81) / 3) and row["escalation_acc"] == pytest.approx(2 / 3)
+    assert row["confidence_auc"] == 0.0  # the one right answer (0.8) is less sure than both wrong ones (1.0, 0.9)
 
 
 def test_confidence_auc_rewards_telling_right_answers_from_wrong_not_a_constant_confidence() -> None:

@@ -104,7 +104,8 @@ SPEC: EnvSpec[TriageTask] = EnvSpec(
     summarize=summarize,
     success=success,
     columns=(Column("total"), *(Column(name) for name in COMPONENT_NAMES), Column("escalation_acc", percent),
-             Column("brier", "{:.3f}".format), Column("confidence_auc", "{:.3f}".format), Column("submitted", percent), Column("turns", "{:.1f}".format)),
+             Column("brier", "{:.3f}".format), Column("confidence_auc", "{:.3f}".format), Column("submitted", percent),
+             Column("turns", "{:.1f}".format)),
     describe=describe,
     options=(
         EnvOption("mode", str, "reader", "reader: one turn, ticket + k articles; agent: multi-turn search.",
