@@ -109,3 +109,28 @@ def test_an_unwritable_cache_falls_back_to_the_gguf_file_with_a_warning(tmp_path
     with pytest.warns(UserWarning, match="cannot keep a dequantized copy of the embedded model"):
         assert embedded_copy() is None
     assert blocker.read_text() == "not a folder"
+
+
+def test_large_buffers_come_from_the_reused_heap_once_a_local_model_runs() -> None:
+    """A decoding step reallocates every layer's key/value cache; above glibc's default mmap threshold each such
+    buffer would be fresh pages, every 4 KB of them a page fault. After `keep_large_buffers_in_heap` a 60 MB buffer
+    allocated and freed again and again reuses the same memory."""
+    import os
+    import platform
+    import resource
+
+    import torch
+
+    from drill.models.local import keep_large_buffers_in_heap
+
+    if platform.libc_ver()[0] != "glibc" or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        pytest.skip("glibc only, and only where the threshold is not the user's own setting")
+    assert keep_large_buffers_in_heap() and keep_large_buffers_in_heap()  # once per process, the same answer after
+    pages = 60 * 2**20 // resource.getpagesize()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(40):
+        buffer = torch.empty(60 * 2**20 // 4)
+        buffer.fill_(1.0)
+        del buffer
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 40
+    assert faults < pages / 4, f"{faults:.0f} page faults per buffer of {pages} pages"

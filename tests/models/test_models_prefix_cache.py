@@ -119,3 +119,38 @@ def test_a_model_built_for_training_keeps_no_prefix_cache(embedded_model: Transf
     assert trainee.prefix_cache is None
     greedy = SamplingParams(max_new_tokens=4, temperature=0)
     assert trainee.generate([[SYSTEM, {"role": "user", "content": QUESTIONS[2]}]], None, greedy)[0].token_ids
+
+
+def test_rows_repeating_a_prompt_share_one_prefill_and_generate_what_separate_prefills_do(
+        embedded_model: TransformersChatModel, monkeypatch) -> None:
+    """A GRPO group: G rows of one prompt in one batch, on a model built for training (no prefix cache). The
+    prompt but its last token is computed once per distinct prompt; greedy rows are token for token those of a
+    batch that prefills every row itself, and the model is handed back in the mode it was in."""
+    import drill.models.local as local
+
+    trainee = TransformersChatModel(embedded_model.model, embedded_model.tokenizer, embedded_model.model_id)
+    assert trainee.prefix_cache is None and trainee.shared_prefill
+    calls: list[int] = []
+    real = local.prefill_entry
+    monkeypatch.setattr(local, "prefill_entry", lambda model, ids: calls.append(len(ids)) or real(model, ids))
+    conversations = [[SYSTEM, {"role": "user", "content": q}] for q in (QUESTIONS[0], QUESTIONS[2], QUESTIONS[0],
+                                                                       QUESTIONS[1], QUESTIONS[0], QUESTIONS[2])]
+    greedy = SamplingParams(max_new_tokens=12, temperature=0)
+    was_training = trainee.model.training
+    trainee.model.train()
+    try:
+        shared = trainee.generate(conversations, None, greedy)
+        assert trainee.model.training, "generation hands the model back in training mode"
+        prompts = {tuple(trainee.prompt_token_ids(c, None)) for c in conversations}
+        assert sorted(calls) == sorted(len(p) - 1 for p in prompts if p != tuple(trainee.prompt_token_ids(
+            conversations[3], None)))  # QUESTIONS[1] occurs once: its row prefills itself
+        trainee.shared_prefill = False
+        separate = trainee.generate(conversations, None, greedy)
+    finally:
+        trainee.model.train(was_training)
+    assert len(calls) == 2
+    for one, other in zip(shared, separate):
+        assert one.prompt_token_ids == other.prompt_token_ids
+        assert one.token_ids == other.token_ids and one.text == other.text
+        assert np.allclose(one.logprobs, other.logprobs, atol=1e-3)
+    assert shared[0].token_ids == shared[2].token_ids == shared[4].token_ids

@@ -21,6 +21,16 @@ Generation (`TransformersChatModel.generate`):
 * Loaded models and adapters (`load_local`, `load_lora`, never a model in training) keep a prefix cache
   (`drill.models.prefix_cache`): a prompt that starts with a row generated before (the next turn of the same
   episode, or the same system prompt) reuses that row's keys and values and computes only the rest.
+* Rows of one batch that repeat a prompt (a GRPO group: G samples of one task) share one prefill, with or without
+  a prefix cache: the prompt but its last token runs once, and its keys and values are handed to every such row
+  as its reused prefix (`drill.models.prefix_cache.prefill_entry`). Exact for a model in training too, since the
+  weights do not change inside one call. On the CPU the prefill of a long prompt is most of a rollout: 64 rows of
+  a 1,100-token triage prompt spent about 220 s of one core in it (`benchmarks/shared_prefill_speed.py`).
+* Each decoding step grows every layer's key/value cache by concatenation, a fresh buffer of tens of MB per layer
+  for a wide batch of long prompts. glibc hands buffers above its mmap threshold (at most 32 MB by default) fresh
+  pages from the kernel each time, and page-faulting them in cost a triage GRPO step's rollout as much time as the
+  shared prefill saved. The first model built in a process raises the threshold (`keep_large_buffers_in_heap`)
+  unless `MALLOC_MMAP_THRESHOLD_` is set already.
 
 Loaded models are cached per process (`load_local`), since loading takes about 20 s on a laptop CPU.
 """
@@ -39,7 +49,8 @@ from typing import Any
 from drill.core.types import Generation, ToolSpec
 from drill.models.base import Message, ModelLoadError, SamplingParams
 from drill.models.chat_template import ChatTemplate
-from drill.models.prefix_cache import PrefixCache, batched_cache, default_max_bytes, plain_dynamic_cache, row_layers
+from drill.models.prefix_cache import (MIN_REUSE, Entry, PrefixCache, batched_cache, default_max_bytes,
+                                      plain_dynamic_cache, prefill_entry, row_layers)
 
 EMBEDDED_MODEL_ID = "embedded:SmolLM2-135M-Instruct"
 """The embedded model's id, written by the trainer into adapter configs as `base_model_name_or_path`."""
@@ -55,6 +66,33 @@ def embedded_model_folder() -> Path:
     return Path(spec.origin).parent
 
 
+MMAP_THRESHOLD_BYTES = 256 << 20
+"""glibc's M_MMAP_THRESHOLD while a local model runs: buffers below it come from the reused heap (a layer's keys for
+64 rows of 1,260 tokens are 62 MB). The heap keeps up to twice this free at its top (M_TRIM_THRESHOLD, glibc's own
+ratio when it adjusts the threshold itself), so a buffer freed there is not handed back and faulted in again."""
+_HEAP_SET: list[bool] = []
+
+
+def keep_large_buffers_in_heap() -> bool:
+    """Raise glibc's mmap threshold to `MMAP_THRESHOLD_BYTES`, once per process; True when it is raised here or
+    was before, False where the C library is not glibc (nothing changes there) or `MALLOC_MMAP_THRESHOLD_` is the
+    user's own choice. Measured on a 16-episode triage GRPO step, one thread: 45 s of system time down to 7 s (with
+    `MALLOC_MMAP_THRESHOLD_` set in the environment, which this does from inside)."""
+    import ctypes
+    import platform
+
+    if _HEAP_SET:
+        return _HEAP_SET[0]
+    raised = False
+    if "MALLOC_MMAP_THRESHOLD_" not in os.environ and platform.libc_ver()[0] == "glibc":
+        m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+        libc = ctypes.CDLL(None)
+        raised = bool(libc.mallopt(m_mmap_threshold, MMAP_THRESHOLD_BYTES)
+                      and libc.mallopt(m_trim_threshold, 2 * MMAP_THRESHOLD_BYTES))
+    _HEAP_SET.append(raised)
+    return raised
+
+
 class TransformersChatModel:
     """A chat model backed by a transformers causal LM (or a PEFT model wrapping one).
 
@@ -68,7 +106,10 @@ class TransformersChatModel:
         self.tokenizer = tokenizer
         self.model_id = model_id
         self.prefix_cache: PrefixCache | None = None
-        if prefix_cache and default_max_bytes() > 0 and plain_dynamic_cache(model):
+        keep_large_buffers_in_heap()
+        self.shared_prefill = plain_dynamic_cache(model)
+        """Whether rows repeating a prompt in one batch share its prefill (a cache layout we can hand back)."""
+        if prefix_cache and default_max_bytes() > 0 and self.shared_prefill:
             self.prefix_cache = PrefixCache(default_max_bytes())
         self.template = ChatTemplate(tokenizer, model_id)
         self.native_tools: bool = self.template.native_tools
@@ -100,6 +141,8 @@ class TransformersChatModel:
         device = self.model.device
         # Each row is [pad][reused prefix][pad][rest of the prompt]; without a prefix cache, [pad][prompt].
         reused = [self.prefix_cache.lookup(p) for p in prompts] if self.prefix_cache else [(None, 0)] * len(prompts)
+        if self.shared_prefill:
+            reused = self._share_repeated_prompts(prompts, reused)
         cached = max(length for _, length in reused)  # P
         width = cached + max(len(p) - length for p, (_, length) in zip(prompts, reused))  # P + S
         input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)  # (B, P + S)
@@ -154,6 +197,33 @@ class TransformersChatModel:
                 token_ids=ids, logprobs=lps, model=self.model_id, finish_reason=finish,
             ))
         return generations
+
+    def _share_repeated_prompts(self, prompts: list[list[int]],
+                                reused: list[tuple[Entry | None, int]]) -> list[tuple[Entry | None, int]]:
+        """`reused`, with every row whose prompt occurs more than once in the batch given that prompt but its last
+        token as a reused prefix, computed once here (rows that already reuse nearly all of it are left alone)."""
+        import torch
+
+        counts: dict[tuple[int, ...], int] = {}
+        for prompt in prompts:
+            counts[tuple(prompt)] = counts.get(tuple(prompt), 0) + 1
+        computed: dict[tuple[int, ...], Entry] = {}
+        shared = []
+        for prompt, (entry, length) in zip(prompts, reused):
+            key = tuple(prompt)
+            if counts[key] < 2 or len(prompt) - 1 < MIN_REUSE or length >= len(prompt) - 1:
+                shared.append((entry, length))
+                continue
+            if key not in computed:
+                was_training = self.model.training
+                self.model.eval()
+                try:
+                    with torch.inference_mode():
+                        computed[key] = prefill_entry(self.model, prompt[:-1])
+                finally:
+                    self.model.train(was_training)
+            shared.append((computed[key], len(prompt) - 1))
+        return shared
 
     def _cut(self, ids: list[int], logprobs: list[float], stop: Sequence[str]) -> tuple[list[int], list[float], str]:
         """A row's sampled tokens up to and including the one that ended it; the padding after is dropped."""

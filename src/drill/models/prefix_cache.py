@@ -127,6 +127,18 @@ def plain_dynamic_cache(model: Any) -> bool:
     return bool(cache.layers) and all(type(layer) is DynamicLayer for layer in cache.layers)
 
 
+def prefill_entry(model: Any, ids: list[int]) -> Entry:
+    """`ids` run through `model` once (one row, no padding), kept as an `Entry`: the keys and values a row
+    starting with these tokens would compute. The caller holds the model in eval and inference mode."""
+    import torch
+
+    device = next(model.parameters()).device
+    out = model(input_ids=torch.tensor([ids], dtype=torch.long, device=device), use_cache=True, logits_to_keep=1)
+    layers = [(layer.keys[0], layer.values[0]) for layer in out.past_key_values.layers]  # each (H, T, D)
+    nbytes = sum(k.element_size() * k.nelement() + v.element_size() * v.nelement() for k, v in layers)
+    return Entry(np.asarray(ids, dtype=np.int64), layers, nbytes)
+
+
 def batched_cache(reused: list[tuple[Entry | None, int]], width: int) -> Any:
     """A DynamicCache of `width` positions for the batch: row i's reused prefix right-aligned, zeros before it
     (masked out by the caller's attention mask)."""
