@@ -124,10 +124,12 @@ PRESETS: dict[str, Preset] = {
     "triage-grpo-kl1": Preset(**TRIAGE, rl="grpo:steps=3,kl_beta=1.0,kl_abort=none",
                               flags=TRIAGE_GRPO),
     # fourth try: the KL 0.1 anchor over 6 steps instead of 3. The rows of a group share one prefill now
-    # (`drill.models.local`), and micro-batches of 8 put a whole group on one shared prompt pass, so a step costs
-    # about a third of what it did; a checkpoint every step lets a run killed for memory resume.
+    # (`drill.models.local`), and micro-batches of 4 run a group's prompt twice in the update instead of four times,
+    # so a step costs about half what it did; a checkpoint every step lets a run killed for memory resume. Seed 0 ran
+    # with micro-batches of 8 (one prompt pass a group; the same summed gradient up to float order), and seed 1 was
+    # killed for memory at that size beside it (13.4 GB at its second update), so seeds 1 and 2 ran with 4.
     "triage-grpo-long": Preset(**TRIAGE, rl="grpo:steps=6,kl_beta=0.1,kl_abort=none",
-                               flags=(*TRIAGE_GRPO, "--micro-batch-size", "8", "--checkpoint-every", "1")),
+                               flags=(*TRIAGE_GRPO, "--micro-batch-size", "4", "--checkpoint-every", "1")),
     # Inbox: the extractive teacher's SFT (`inbox_extractive_sft.py`, 180 training questions, one epoch: 56% right and
     # 21% wrong on test, against the heuristic's 58% and 9%), then rejection sampling on the rubric, where a right
     # answer earns about +1, "I don't know" about 0.1 and a wrong answer about -1: in a group of four samples at
