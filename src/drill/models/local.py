@@ -66,9 +66,10 @@ def embedded_model_folder() -> Path:
     return Path(spec.origin).parent
 
 
-MMAP_THRESHOLD_BYTES = 256 << 20
+MMAP_THRESHOLD_BYTES = 128 << 20
 """glibc's M_MMAP_THRESHOLD while a local model runs: buffers below it come from the reused heap (a layer's keys for
-64 rows of 1,260 tokens are 62 MB). The heap keeps up to twice this free at its top (M_TRIM_THRESHOLD, glibc's own
+64 rows of 1,260 tokens are 62 MB), larger ones (a micro-batch's logits) are still mapped and handed back when freed,
+so the heap's holes stay small. The heap keeps up to twice this free at its top (M_TRIM_THRESHOLD, glibc's own
 ratio when it adjusts the threshold itself), so a buffer freed there is not handed back and faulted in again."""
 _HEAP_SET: list[bool] = []
 
