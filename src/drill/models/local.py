@@ -42,7 +42,9 @@ import importlib.util
 import os
 import shutil
 import warnings
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -164,25 +166,20 @@ class TransformersChatModel:
         if params.stop:
             sampler["stopping_criteria"] = [_StopStrings(self.tokenizer, params.stop, prompt_width=width)]
         devices = [device.index or 0] if device.type == "cuda" else []
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with torch.random.fork_rng(devices=devices), torch.inference_mode():
-                if params.seed is not None:
-                    torch.manual_seed(params.seed)
-                out = self.model.generate(
-                    input_ids=input_ids.to(device), attention_mask=attention_mask.to(device),
-                    max_new_tokens=params.max_new_tokens, eos_token_id=sorted(self.stop_token_ids),
-                    pad_token_id=self.pad_token_id, repetition_penalty=1.0, return_dict_in_generate=True,
-                    output_logits=True, **sampler, **cache,
-                )
-                new_tokens = out.sequences[:, width:]  # (B, N)
-                logprobs = torch.stack([
-                    torch.log_softmax(step.float(), dim=-1).gather(1, new_tokens[:, k:k + 1]).squeeze(1)
-                    for k, step in enumerate(out.logits)
-                ], dim=1)  # (B, N)
-        finally:
-            self.model.train(was_training)
+        with self._inference(), torch.random.fork_rng(devices=devices):
+            if params.seed is not None:
+                torch.manual_seed(params.seed)
+            out = self.model.generate(
+                input_ids=input_ids.to(device), attention_mask=attention_mask.to(device),
+                max_new_tokens=params.max_new_tokens, eos_token_id=sorted(self.stop_token_ids),
+                pad_token_id=self.pad_token_id, repetition_penalty=1.0, return_dict_in_generate=True,
+                output_logits=True, **sampler, **cache,
+            )
+            new_tokens = out.sequences[:, width:]  # (B, N)
+            logprobs = torch.stack([
+                torch.log_softmax(step.float(), dim=-1).gather(1, new_tokens[:, k:k + 1]).squeeze(1)
+                for k, step in enumerate(out.logits)
+            ], dim=1)  # (B, N)
 
         generations = []
         for row, prompt in enumerate(prompts):
@@ -203,11 +200,7 @@ class TransformersChatModel:
                                 reused: list[tuple[Entry | None, int]]) -> list[tuple[Entry | None, int]]:
         """`reused`, with every row whose prompt occurs more than once in the batch given that prompt but its last
         token as a reused prefix, computed once here (rows that already reuse nearly all of it are left alone)."""
-        import torch
-
-        counts: dict[tuple[int, ...], int] = {}
-        for prompt in prompts:
-            counts[tuple(prompt)] = counts.get(tuple(prompt), 0) + 1
+        counts = Counter(tuple(prompt) for prompt in prompts)
         computed: dict[tuple[int, ...], Entry] = {}
         shared = []
         for prompt, (entry, length) in zip(prompts, reused):
@@ -216,15 +209,23 @@ class TransformersChatModel:
                 shared.append((entry, length))
                 continue
             if key not in computed:
-                was_training = self.model.training
-                self.model.eval()
-                try:
-                    with torch.inference_mode():
-                        computed[key] = prefill_entry(self.model, prompt[:-1])
-                finally:
-                    self.model.train(was_training)
+                with self._inference():
+                    computed[key] = prefill_entry(self.model, prompt[:-1])
             shared.append((computed[key], len(prompt) - 1))
         return shared
+
+    @contextmanager
+    def _inference(self) -> Iterator[None]:
+        """The model in eval mode (no dropout) and torch's inference mode, given back in the mode it was in."""
+        import torch
+
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.inference_mode():
+                yield
+        finally:
+            self.model.train(was_training)
 
     def _cut(self, ids: list[int], logprobs: list[float], stop: Sequence[str]) -> tuple[list[int], list[float], str]:
         """A row's sampled tokens up to and including the one that ended it; the padding after is dropped."""

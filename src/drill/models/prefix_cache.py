@@ -91,7 +91,7 @@ class PrefixCache:
         """Store a row; rows it extends (their tokens are its prefix) are dropped, then the oldest beyond the
         byte budget."""
         array = np.asarray(ids, dtype=np.int64)
-        nbytes = sum(k.element_size() * k.nelement() + v.element_size() * v.nelement() for k, v in layers)
+        nbytes = layers_nbytes(layers)
         if nbytes > self.max_bytes:
             return
         for key in [k for k, e in self.entries.items()
@@ -135,8 +135,12 @@ def prefill_entry(model: Any, ids: list[int]) -> Entry:
     device = next(model.parameters()).device
     out = model(input_ids=torch.tensor([ids], dtype=torch.long, device=device), use_cache=True, logits_to_keep=1)
     layers = [(layer.keys[0], layer.values[0]) for layer in out.past_key_values.layers]  # each (H, T, D)
-    nbytes = sum(k.element_size() * k.nelement() + v.element_size() * v.nelement() for k, v in layers)
-    return Entry(np.asarray(ids, dtype=np.int64), layers, nbytes)
+    return Entry(np.asarray(ids, dtype=np.int64), layers, layers_nbytes(layers))
+
+
+def layers_nbytes(layers: list[tuple[Any, Any]]) -> int:
+    """Bytes held by per-layer (keys, values) tensors."""
+    return sum(k.element_size() * k.nelement() + v.element_size() * v.nelement() for k, v in layers)
 
 
 def batched_cache(reused: list[tuple[Entry | None, int]], width: int) -> Any:
