@@ -135,11 +135,12 @@ PRESETS: dict[str, Preset] = {
     # answer earns about +1, "I don't know" about 0.1 and a wrong answer about -1: in a group of four samples at
     # temperature 1 that disagree, the samples kept are the ones above the group's mean, so a wrong answer is never
     # kept beside an abstention or a right one. The prompt is inbox's training default (`EnvSpec.train_defaults`).
+    # Turns packed into one sequence per episode (`--pack`): the same loss on fewer tokens.
     "inbox": Preset(
         env="inbox", options={}, teacher=inbox_teacher, teacher_tasks=180,
         sft="sft:source=results:{source},epochs=1",
         rl="rft:rounds=2,tasks_per_round=8,bar=group_mean,rationalize=false",
-        flags=("--lr", "1e-3", "-G", "4", "--temperature", "1.0"),
+        flags=("--lr", "1e-3", "-G", "4", "--temperature", "1.0", "--pack"),
         behaviours=("wrong", "abstained", "correct"), lower=("wrong",),
     ),
     # ChaosOps Oversight beside the oracle team. SFT on the oracle's Oversight turns, rogue scenarios at three seeds

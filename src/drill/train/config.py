@@ -194,9 +194,9 @@ class RunConfig:
     autocast: bool = setting(
         "hardware", False,
         "Mixed precision: the training forward passes (not generation) run under torch.autocast in bfloat16, while the"
-        " weights, gradients and AdamW state stay float32. About 1.9x faster per step on a CPU with AMX/AVX512-BF16 "
-        "(benchmarks/sft_speed.py); refused on a CPU whose bfloat16 matmuls are slower than float32 ones, and with "
-        "--bf16.")
+        " weights, gradients and AdamW state stay float32. About 1.9x faster per step where PyTorch has fast bfloat16 "
+        "kernels for the CPU (AMX; some AVX512-BF16 CPUs; benchmarks/sft_speed.py); refused on a CPU whose bfloat16 "
+        "matmuls measure slower than float32 ones, and with --bf16.")
     generation_backend: Literal["transformers", "vllm", "server"] = setting(
         "hardware", "transformers",
         "Rollout generation: the training model itself; vLLM in this process (CUDA and the vllm extra); or a server at"

@@ -7,8 +7,8 @@ or a LoRA tensor the file does not hold, raises, so a chained stage never silent
 With `--autocast` the wrapped model's forward (every training forward: NLL, GRPO, DPO) runs under
 `torch.autocast` in bfloat16 with float32 weights, gradients and AdamW state; generation, which PEFT sends to
 the base model's own forward, stays float32. On the CPU it is refused where bfloat16 matmuls are slower than
-float32 ones (`cpu_bf16_slowdown`): without AMX or AVX512-BF16 PyTorch runs them far slower (about 77x on an
-AVX2-only AMD EPYC), which would turn a speed option into a run that never ends.
+float32 ones (`cpu_bf16_slowdown`, measured at start): without fast bfloat16 kernels PyTorch runs them slower,
+up to about 77x on an AVX2-only AMD EPYC, which would turn a speed option into a run that never ends.
 """
 
 from __future__ import annotations
@@ -67,16 +67,17 @@ def check_autocast(config: RunConfig) -> None:
         slowdown = cpu_bf16_slowdown()
         if slowdown > AUTOCAST_MAX_SLOWDOWN:
             raise ValueError(f"--autocast: on this CPU ({torch.backends.cpu.get_cpu_capability()}) a bfloat16 matmul "
-                             f"takes {slowdown:.1f}x as long as a float32 one, so autocast would slow training down, "
-                             "not speed it up; it pays only on CPUs with AMX or AVX512-BF16. Drop --autocast")
+                             f"takes {slowdown:.1f}x as long as a float32 one (measured just now), so autocast would "
+                             "slow training down, not speed it up. Drop --autocast")
 
 
 @functools.cache
 def cpu_bf16_slowdown(size: int = 384, repeats: int = 3) -> float:
     """How many times as long a `size` x `size` matmul takes in bfloat16 as in float32 on this CPU, with the
     torch threads of the first call (the best of `repeats` after a warm-up each; measured once per process, in
-    about 0.3 s). About 0.5 with AMX or AVX512-BF16; far above 1 where PyTorch has no fast bfloat16 kernels for
-    the CPU (28-77 on an AVX2-only AMD EPYC)."""
+    about 0.3 s). About 0.5 on a Xeon with AMX and on an AMD EPYC with AVX512-BF16; 1.9 on a Xeon whose flags list
+    AVX512-BF16 but where PyTorch's capability reads "AVX512"; far above 1 where PyTorch has no fast bfloat16 kernels
+    for the CPU (28-77 on an AVX2-only AMD EPYC). The flag alone does not decide it: the measurement does."""
     def best(dtype: torch.dtype) -> float:
         a = torch.ones(size, size, dtype=dtype)
         a @ a
