@@ -28,6 +28,7 @@ from drill.evaluate.report import progress_bar, summary_table, write_results
 from drill.models.base import SamplingParams
 from drill.models.prompt import LLMOptions, PolicyOptions
 from drill.train.config import RunConfig
+from drill.train.progress import Heartbeat
 from drill.train.target import TrainTarget
 
 
@@ -54,10 +55,12 @@ def summarize(name: str, episodes: Sequence[Episode]) -> dict[str, Any]:
 
 
 def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str], adapter_dir: Path | dict[str, Path],
-                     model_id: str, output_dir: Path, prompting: dict[str, Any]) -> list[dict[str, Any]]:
+                     model_id: str, output_dir: Path, prompting: dict[str, Any],
+                     heartbeat_every: float = 30.0) -> list[dict[str, Any]]:
     """The table rows; `prompting` is the rollouts' `prompt_options(config, target)`, so both LLM rows are
     prompted as in training. `adapter_dir` is the trained adapter (row `trained`), or a mapping from row name
-    to adapter folder (a staged run: one row per stage's adapter)."""
+    to adapter folder (a staged run: one row per stage's adapter). A line every `heartbeat_every` seconds says
+    which row is playing."""
     from drill.models.policy import build_llm_policy
     from drill.train.rollouts import run_memory
 
@@ -78,15 +81,23 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
     candidates |= {name: target.baselines[name]() for name in config.eval_baselines}
     rubric = target.rubric({})
     rows, everything = [], []
+    # The bar draws only on a terminal, and a row's episodes run in lockstep, so most finish at its end: the
+    # heartbeat also says, every half minute and in a log too, which row is playing and for how long.
+    beat = Heartbeat(lambda text: console.print(text, highlight=False, markup=False), every=heartbeat_every)
     with progress_bar() as progress:
         bar = progress.add_task("held-out evaluation", total=len(jobs) * len(candidates))
-        for name, policy in candidates.items():
-            assignment = {role: policy if role in roles else target.baselines[config.scripted_policy]()
-                          for role in target.roles}
-            episodes = run_episodes(target.make_env, jobs, assignment, rubric, config.max_turns,
-                                    on_episode_done=lambda _: progress.advance(bar))
-            rows.append(summarize(name, episodes))
-            everything.extend(episodes)
+        try:
+            for index, (name, policy) in enumerate(candidates.items(), 1):
+                assignment = {role: policy if role in roles else target.baselines[config.scripted_policy]()
+                              for role in target.roles}
+                beat.phase(f"held-out evaluation, row {index} of {len(candidates)} ({name}): playing "
+                           f"{len(jobs)} episodes", total=len(jobs))
+                episodes = run_episodes(target.make_env, jobs, assignment, rubric, config.max_turns,
+                                        on_episode_done=lambda _: (progress.advance(bar), beat.done()))
+                rows.append(summarize(name, episodes))
+                everything.extend(episodes)
+        finally:
+            beat.stop()
     columns = list(rows[0])
     title = f"{target.name}: held-out evaluation ({len(tasks)} {config.eval_split} tasks, greedy)"
     console.print(summary_table(title, rows, columns))

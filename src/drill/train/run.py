@@ -228,7 +228,6 @@ class Run:
         records = self.metrics.read()
         plot_learning_curve([curve(r) for r in records] if curve else records, self.out / "learning_curve.png",
                             title)
-        self.heartbeat.phase("held-out evaluation" if self.config.eval_tasks else None)
         evaluation = (evaluate_heldout(self.config, self.target, self.roles, adapter_dir, self.base.model_id,
                                        self.out, self.prompting) if self.config.eval_tasks else [])
         return TrainResult(output_dir=self.out, adapter_dir=adapter_dir, steps=steps, metrics=records,

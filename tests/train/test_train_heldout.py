@@ -1,0 +1,53 @@
+"""The closing evaluation says what it is doing while it plays: one heartbeat phase per row (which row, of how many,
+how many episodes), every episode counted, the heartbeat stopped at the end. A staged run has no run heartbeat
+around its closing evaluation, which on the CPU can take most of an hour."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drill.train import BaseModel, RunConfig
+from drill.train.stages import run_stages
+from test_train_sft import PREFILL, WRITING  # type: ignore[import-not-found]
+
+
+class Recorder:
+    """Stands in for `Heartbeat`: records phases and episodes instead of printing on a clock."""
+
+    made: list[Recorder] = []
+
+    def __init__(self, write: Any, every: float = 30.0) -> None:
+        self.phases: list[tuple[str | None, int]] = []
+        self.done_per_phase: list[int] = []
+        self.stopped = False
+        Recorder.made.append(self)
+
+    def phase(self, text: str | None, total: int = 0) -> None:
+        self.phases.append((text, total))
+        self.done_per_phase.append(0)
+
+    def done(self, episodes: int = 1) -> None:
+        self.done_per_phase[-1] += episodes
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def test_the_closing_evaluation_reports_each_row_while_it_plays(tiny_model_dir: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from drill.models.local import fresh_model
+
+    monkeypatch.setattr("drill.train.heldout.Heartbeat", Recorder)
+    config = RunConfig(env="relay", model=str(tiny_model_dir), roles=["writer"], scripted_policy="heuristic",
+                       group_size=2, max_new_tokens=6, output_dir=tmp_path / "run", eval_tasks=2,
+                       eval_baselines=["heuristic"], eval_untrained=False, tool_listing="compact", prefill=PREFILL,
+                       learning_rate=1e-12, stages=["sft:source=oracle,epochs=1,batch_size=4"])
+    rows = run_stages(config, WRITING, lambda: BaseModel(*fresh_model(str(tiny_model_dir))))
+    assert [r["policy"] for r in rows] == ["1-sft", "heuristic"]
+    [beat] = Recorder.made
+    assert beat.phases == [("held-out evaluation, row 1 of 2 (1-sft): playing 2 episodes", 2),
+                           ("held-out evaluation, row 2 of 2 (heuristic): playing 2 episodes", 2)]
+    assert beat.done_per_phase == [2, 2] and beat.stopped
