@@ -63,6 +63,8 @@ class Preset:
     behaviours: tuple[str, ...]
     """Summary columns that measure what the reward exists to shape (higher is better unless named in `lower`)."""
     lower: tuple[str, ...] = ()
+    neutral: tuple[str, ...] = ()
+    """Behaviour columns with no better direction: their change is printed, never counted as a gain."""
     teacher: Callable[[dict[str, Any]], Any] | None = None
     """`teacher(env_options) -> Policy`, whose training-split episodes are the SFT source."""
     teacher_seeds: Callable[[Any], int] = lambda task: 1
@@ -142,6 +144,8 @@ PRESETS: dict[str, Preset] = {
         rl="rft:rounds=2,tasks_per_round=8,bar=group_mean,rationalize=false",
         flags=("--lr", "1e-3", "-G", "4", "--temperature", "1.0", "--pack"),
         behaviours=("wrong", "abstained", "correct"), lower=("wrong",),
+        # "I don't know" is right on a question the inbox cannot answer and a miss on one it can
+        neutral=("abstained",),
     ),
     # ChaosOps Oversight beside the oracle team. SFT on the oracle's Oversight turns, rogue scenarios at three seeds
     # and infrastructure ones at one, so three of five episodes open with a flag (the 2026-11-24 proof's
@@ -333,6 +337,10 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
         if column in preset.lower:
             gains = [-g for g in gains]
         spread = max(sft) - min(sft)
+        if column in preset.neutral:
+            print(f"{column}: SFT {statistics.fmean(sft):.3f} (spread {spread:.3f} over {len(sft)} seeds); RL change "
+                  f"per seed {', '.join(f'{g:+.3f}' for g in gains) or '—'} (no better direction: no verdict)")
+            continue
         beats = sum(g > spread for g in gains)
         verdict = ("no RL run" if not gains else "fewer than 3 SFT seeds: no verdict" if len(sft) < 3 else
                    f"{beats} of {len(gains)} RL gains beat the spread"
