@@ -40,6 +40,7 @@ def test_the_closing_evaluation_reports_each_row_while_it_plays(tiny_model_dir: 
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from drill.models.local import fresh_model
 
+    Recorder.made.clear()
     monkeypatch.setattr("drill.train.heldout.Heartbeat", Recorder)
     config = RunConfig(env="relay", model=str(tiny_model_dir), roles=["writer"], scripted_policy="heuristic",
                        group_size=2, max_new_tokens=6, output_dir=tmp_path / "run", eval_tasks=2,

@@ -55,12 +55,11 @@ def summarize(name: str, episodes: Sequence[Episode]) -> dict[str, Any]:
 
 
 def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str], adapter_dir: Path | dict[str, Path],
-                     model_id: str, output_dir: Path, prompting: dict[str, Any],
-                     heartbeat_every: float = 30.0) -> list[dict[str, Any]]:
+                     model_id: str, output_dir: Path, prompting: dict[str, Any]) -> list[dict[str, Any]]:
     """The table rows; `prompting` is the rollouts' `prompt_options(config, target)`, so both LLM rows are
     prompted as in training. `adapter_dir` is the trained adapter (row `trained`), or a mapping from row name
-    to adapter folder (a staged run: one row per stage's adapter). A line every `heartbeat_every` seconds says
-    which row is playing."""
+    to adapter folder (a staged run: one row per stage's adapter). A line every half minute says which row is
+    playing."""
     from drill.models.policy import build_llm_policy
     from drill.train.rollouts import run_memory
 
@@ -83,7 +82,7 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
     rows, everything = [], []
     # The bar draws only on a terminal, and a row's episodes run in lockstep, so most finish at its end: the
     # heartbeat also says, every half minute and in a log too, which row is playing and for how long.
-    beat = Heartbeat(lambda text: console.print(text, highlight=False, markup=False), every=heartbeat_every)
+    beat = Heartbeat(lambda text: console.print(text, highlight=False, markup=False))
     with progress_bar() as progress:
         bar = progress.add_task("held-out evaluation", total=len(jobs) * len(candidates))
         try:

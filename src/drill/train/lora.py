@@ -76,7 +76,7 @@ def cpu_bf16_slowdown(size: int = 384, repeats: int = 3) -> float:
     """How many times as long a `size` x `size` matmul takes in bfloat16 as in float32 on this CPU, with the
     torch threads of the first call (the best of `repeats` after a warm-up each; measured once per process, in
     about 0.3 s). About 0.5 on a Xeon with AMX and on an AMD EPYC with AVX512-BF16; 1.9 on a Xeon whose flags list
-    AVX512-BF16 but where PyTorch's capability reads "AVX512"; far above 1 where PyTorch has no fast bfloat16 kernels
+    AVX512-BF16 without AMX; far above 1 where PyTorch has no fast bfloat16 kernels
     for the CPU (28-77 on an AVX2-only AMD EPYC). The flag alone does not decide it: the measurement does."""
     def best(dtype: torch.dtype) -> float:
         a = torch.ones(size, size, dtype=dtype)
