@@ -1,14 +1,17 @@
 """The closing evaluation says what it is doing while it plays: one heartbeat phase per row (which row, of how many,
 how many episodes), every episode counted, the heartbeat stopped at the end. A staged run has no run heartbeat
-around its closing evaluation, which on the CPU can take most of an hour."""
+around its closing evaluation, which on the CPU can take most of an hour. It plays in lockstep batches of the
+environment's `batch`, as `drill eval` does: one batch of 95 inbox questions held 19.4 GB."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from drill.core.rollout import run_episodes
 from drill.train import BaseModel, RunConfig
 from drill.train.stages import run_stages
 from test_train_sft import PREFILL, WRITING  # type: ignore[import-not-found]
@@ -42,13 +45,23 @@ def test_the_closing_evaluation_reports_each_row_while_it_plays(tiny_model_dir: 
 
     Recorder.made.clear()
     monkeypatch.setattr("drill.train.heldout.Heartbeat", Recorder)
+    batches: list[list[str]] = []
+
+    def recording(make_env: Any, jobs: Any, *args: Any, **kwargs: Any) -> Any:
+        batches.append([task.id for task, _ in jobs])
+        return run_episodes(make_env, jobs, *args, **kwargs)
+
+    monkeypatch.setattr("drill.train.heldout.run_episodes", recording)
+    target = replace(WRITING, spec=replace(WRITING.spec, batch=3))
     config = RunConfig(env="relay", model=str(tiny_model_dir), roles=["writer"], scripted_policy="heuristic",
-                       group_size=2, max_new_tokens=6, output_dir=tmp_path / "run", eval_tasks=2,
+                       group_size=2, max_new_tokens=6, output_dir=tmp_path / "run", eval_tasks=4,
                        eval_baselines=["heuristic"], eval_untrained=False, tool_listing="compact", prefill=PREFILL,
                        learning_rate=1e-12, stages=["sft:source=oracle,epochs=1,batch_size=4"])
-    rows = run_stages(config, WRITING, lambda: BaseModel(*fresh_model(str(tiny_model_dir))))
+    rows = run_stages(config, target, lambda: BaseModel(*fresh_model(str(tiny_model_dir))))
     assert [r["policy"] for r in rows] == ["1-sft", "heuristic"]
     [beat] = Recorder.made
-    assert beat.phases == [("held-out evaluation, row 1 of 2 (1-sft): playing 2 episodes", 2),
-                           ("held-out evaluation, row 2 of 2 (heuristic): playing 2 episodes", 2)]
-    assert beat.done_per_phase == [2, 2] and beat.stopped
+    assert beat.phases == [("held-out evaluation, row 1 of 2 (1-sft): playing 4 episodes", 4),
+                           ("held-out evaluation, row 2 of 2 (heuristic): playing 4 episodes", 4)]
+    assert beat.done_per_phase == [4, 4] and beat.stopped
+    ids = [f"validation-{i}" for i in range(4)]
+    assert batches[-4:] == [ids[:3], ids[3:], ids[:3], ids[3:]]  # two rows, each in batches of at most 3, in order

@@ -58,8 +58,8 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
                      model_id: str, output_dir: Path, prompting: dict[str, Any]) -> list[dict[str, Any]]:
     """The table rows; `prompting` is the rollouts' `prompt_options(config, target)`, so both LLM rows are
     prompted as in training. `adapter_dir` is the trained adapter (row `trained`), or a mapping from row name
-    to adapter folder (a staged run: one row per stage's adapter). A line every half minute says which row is
-    playing."""
+    to adapter folder (a staged run: one row per stage's adapter). Episodes play in lockstep batches of the
+    environment's `batch`, as in `drill eval`. A line every half minute says which row is playing."""
     from drill.models.policy import build_llm_policy
     from drill.train.rollouts import run_memory
 
@@ -79,6 +79,9 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
         candidates = {name: MemoryPolicy(policy, memory) for name, policy in candidates.items()}
     candidates |= {name: target.baselines[name]() for name in config.eval_baselines}
     rubric = target.rubric({})
+    # One lockstep batch of every task held 19.4 GB at 95 inbox questions (two adapters' prefix caches, 95 rows of
+    # logits); the environment's batch bounds it, and greedy episodes do not depend on their batch-mates.
+    batch = target.spec.batch
     rows, everything = [], []
     # The bar draws only on a terminal, and a row's episodes run in lockstep, so most finish at its end: the
     # heartbeat also says, every half minute and in a log too, which row is playing and for how long.
@@ -91,8 +94,11 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
                               for role in target.roles}
                 beat.phase(f"held-out evaluation, row {index} of {len(candidates)} ({name}): playing "
                            f"{len(jobs)} episodes", total=len(jobs))
-                episodes = run_episodes(target.make_env, jobs, assignment, rubric, config.max_turns,
-                                        on_episode_done=lambda _: (progress.advance(bar), beat.done()))
+                episodes: list[Episode] = []
+                for start in range(0, len(jobs), batch):  # lockstep batches of the spec's size, as in `drill eval`
+                    episodes += run_episodes(target.make_env, jobs[start:start + batch], assignment, rubric,
+                                             config.max_turns,
+                                             on_episode_done=lambda _: (progress.advance(bar), beat.done()))
                 rows.append(summarize(name, episodes))
                 everything.extend(episodes)
         finally:
