@@ -333,22 +333,27 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
             print(f"{column}: not defined for every run (no submission to measure it on)")
             continue
         sft = [rows[sft_name][column] for rows in runs.values()]
-        gains = [rows[rl_name][column] - rows[sft_name][column] for rows in with_rl]
-        if column in preset.lower:
-            gains = [-g for g in gains]
-        spread = max(sft) - min(sft)
-        if column in preset.neutral:
-            print(f"{column}: SFT {statistics.fmean(sft):.3f} (spread {spread:.3f} over {len(sft)} seeds); RL change "
-                  f"per seed {', '.join(f'{g:+.3f}' for g in gains) or '—'} (no better direction: no verdict)")
-            continue
-        beats = sum(g > spread for g in gains)
-        verdict = ("no RL run" if not gains else "fewer than 3 SFT seeds: no verdict" if len(sft) < 3 else
-                   f"{beats} of {len(gains)} RL gains beat the spread"
-                   + ("" if len(gains) == len(sft) else f" (only {len(gains)} of {len(sft)} seeds have the RL stage)"))
-        print(f"{column}: SFT {statistics.fmean(sft):.3f} (spread {spread:.3f} over {len(sft)} seeds); "
-              f"RL gain per seed {', '.join(f'{g:+.3f}' for g in gains) or '—'}"
-              f" (mean {statistics.fmean(gains) if gains else float('nan'):+.3f})"
-              f"{' (lower is better)' if column in preset.lower else ''}: {verdict}")
+        changes = [rows[rl_name][column] - rows[sft_name][column] for rows in with_rl]
+        print(f"{column}: {verdict(sft, changes, column in preset.lower, column in preset.neutral)}")
+
+
+def verdict(sft: Sequence[float], changes: Sequence[float], lower: bool = False, neutral: bool = False) -> str:
+    """One column against the bar: each seed's RL change (RL minus its SFT start) counts as a gain when it exceeds
+    the max-min spread of every SFT seed's value (issue 41). `lower`: lower is better, so a fall is the gain;
+    `neutral`: no better direction, so changes are printed and never counted."""
+    spread = max(sft) - min(sft)
+    start = f"SFT {statistics.fmean(sft):.3f} (spread {spread:.3f} over {len(sft)} seeds)"
+    if neutral:
+        return (f"{start}; RL change per seed {', '.join(f'{c:+.3f}' for c in changes) or '—'} "
+                f"(no better direction: no verdict)")
+    gains = [-c for c in changes] if lower else list(changes)
+    beats = sum(g > spread + 1e-9 for g in gains)  # rates are fractions of the tasks: a tie is no gain, in floats too
+    outcome = ("no RL run" if not gains else "fewer than 3 SFT seeds: no verdict" if len(sft) < 3 else
+               f"{beats} of {len(gains)} RL gains beat the spread"
+               + ("" if len(gains) == len(sft) else f" (only {len(gains)} of {len(sft)} seeds have the RL stage)"))
+    return (f"{start}; RL gain per seed {', '.join(f'{g:+.3f}' for g in gains) or '—'}"
+            f" (mean {statistics.fmean(gains) if gains else float('nan'):+.3f})"
+            f"{' (lower is better)' if lower else ''}: {outcome}")
 
 
 def main() -> None:

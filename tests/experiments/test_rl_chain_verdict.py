@@ -1,0 +1,40 @@
+"""experiments/rl_chain.py's verdict on one column, the bar of issue 41 as written: an RL gain counts only when it
+exceeds the max-min spread of the three SFT seeds; a column where lower is better counts a fall; a column with no
+better direction is never counted; fewer than three SFT seeds give no verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+
+@pytest.fixture()
+def verdict(experiment_script: Callable[[str], ModuleType]) -> Callable[..., str]:
+    return experiment_script("rl_chain").verdict
+
+
+def test_a_gain_counts_only_beyond_the_sft_spread(verdict: Callable[..., str]) -> None:
+    line = verdict([0.20, 0.25, 0.30], [0.11, 0.10, -0.02])  # spread 0.10: +0.10 is not beyond it
+    assert line.startswith("SFT 0.250 (spread 0.100 over 3 seeds); RL gain per seed +0.110, +0.100, -0.020")
+    assert line.endswith(": 1 of 3 RL gains beat the spread")
+
+
+def test_lower_is_better_counts_a_fall(verdict: Callable[..., str]) -> None:
+    line = verdict([0.40, 0.41, 0.42], [-0.20, 0.05, -0.03], lower=True)
+    assert "RL gain per seed +0.200, -0.050, +0.030" in line and line.endswith("(lower is better): 2 of 3 RL gains "
+                                                                               "beat the spread")
+
+
+def test_a_neutral_column_gets_no_verdict(verdict: Callable[..., str]) -> None:
+    line = verdict([0.1, 0.2, 0.3], [0.5, 0.5, 0.5], neutral=True)
+    assert line.endswith("RL change per seed +0.500, +0.500, +0.500 (no better direction: no verdict)")
+    assert "beat" not in line
+
+
+def test_too_few_seeds_or_rl_runs_are_said(verdict: Callable[..., str]) -> None:
+    assert verdict([0.1, 0.2], [0.5, 0.5]).endswith(": fewer than 3 SFT seeds: no verdict")
+    assert verdict([0.1, 0.2, 0.3], []).endswith(": no RL run")
+    assert verdict([0.1, 0.2, 0.3], [0.5, 0.0]).endswith(
+        ": 1 of 2 RL gains beat the spread (only 2 of 3 seeds have the RL stage)")
