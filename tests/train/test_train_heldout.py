@@ -1,4 +1,5 @@
-"""The closing evaluation says what it is doing while it plays: one heartbeat phase per row (which row, of how many,
+"""An SFT stage and the closing evaluation say what they are doing in a log, where the bar does not draw: the SFT
+stage's heartbeat counts its optimizer steps. The closing evaluation: one heartbeat phase per row (which row, of how many,
 how many episodes), every episode counted, the heartbeat stopped at the end. A staged run has no run heartbeat
 around its closing evaluation, which on the CPU can take most of an hour. It plays in lockstep batches of the
 environment's `batch`, as `drill eval` does: one batch of 95 inbox questions held 19.4 GB."""
@@ -45,6 +46,7 @@ def test_the_closing_evaluation_reports_each_row_while_it_plays(tiny_model_dir: 
 
     Recorder.made.clear()
     monkeypatch.setattr("drill.train.heldout.Heartbeat", Recorder)
+    monkeypatch.setattr("drill.train.run.Heartbeat", Recorder)
     batches: list[list[str]] = []
 
     def recording(make_env: Any, jobs: Any, *args: Any, **kwargs: Any) -> Any:
@@ -59,7 +61,9 @@ def test_the_closing_evaluation_reports_each_row_while_it_plays(tiny_model_dir: 
                        learning_rate=1e-12, stages=["sft:source=oracle,epochs=1,batch_size=4"])
     rows = run_stages(config, target, lambda: BaseModel(*fresh_model(str(tiny_model_dir))))
     assert [r["policy"] for r in rows] == ["1-sft", "heuristic"]
-    [beat] = Recorder.made
+    sft, beat = Recorder.made  # the SFT stage's run, then the closing evaluation
+    steps = sft.phases.index(("sft: optimizer steps 1-2 of 2", 2))
+    assert sft.done_per_phase[steps] == 2 and sft.phases[steps + 1] == (None, 0)  # every step counted, then quiet
     assert beat.phases == [("held-out evaluation, row 1 of 2 (1-sft): playing 4 episodes", 4),
                            ("held-out evaluation, row 2 of 2 (heuristic): playing 4 episodes", 4)]
     assert beat.done_per_phase == [4, 4] and beat.stopped

@@ -132,6 +132,8 @@ def train(run: Run, options: Options) -> TrainResult:
     print(f"sft: {len(episodes)} episodes from {options.source} (mean reward {reward:.3f}), {turns} samples{packed}, "
           f"{options.epochs} epochs = {total} optimizer steps")
 
+    # the bar draws only on a terminal: in a log, a line every half minute says how many steps are done
+    run.heartbeat.phase(f"sft: optimizer steps {start + 1}-{total} of {total}", total=total - start)
     with progress_bar() as progress:
         bar = progress.add_task("SFT", total=total, completed=start)
         for step in range(start + 1, total + 1):
@@ -145,7 +147,9 @@ def train(run: Run, options: Options) -> TrainResult:
                       "source_reward": reward, "step_s": time.perf_counter() - started}
             run.metrics.append(record)
             progress.update(bar, completed=step)
+            run.heartbeat.done()
             run.checkpoint(step, total, {"step": step})
+    run.heartbeat.phase(None)
 
     return run.finish(total, f"SFT on {run.target.name} from {options.source} (curve: minus the token NLL)",
                       lambda r: r | {"reward/total": -r["loss"]})
