@@ -234,6 +234,7 @@ def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
                    **(spec.summarize(mine, tasks) if spec.summarize else {})}
         summary["success"] = statistics.fmean(spec.success(e, tasks[e.task_id]) for e in mine) if spec.success \
             else None
+        summary["invalid"] = statistics.fmean(e.count("invalid_action") for e in mine)  # calls per episode
         rows[name] = summary
     return rows
 
@@ -295,6 +296,17 @@ def changed(preset: Preset, folder: Path, count: int) -> None:
             print(f"  {sft_name}:\n{acted(old)}\n  {rl_name}:\n{acted(new)}")
 
 
+def flips(preset: Preset, folder: Path, sft_name: str, rl_name: str) -> tuple[int, int]:
+    """How many held-out episodes the RL adapter turned from failure to success, and from success to failure."""
+    spec = registry.specs()[preset.env]
+    tasks = {t.id: t for t in spec.make(spec.parse_options(preset.options))().tasks("validation")}
+    rows = episodes_of(folder)
+    before = {(e.task_id, e.seed): spec.success(e, tasks[e.task_id]) for e in rows[sft_name]}  # type: ignore[misc]
+    after = {(e.task_id, e.seed): spec.success(e, tasks[e.task_id]) for e in rows[rl_name]}  # type: ignore[misc]
+    shared = before.keys() & after.keys()
+    return (sum(after[k] > before[k] for k in shared), sum(after[k] < before[k] for k in shared))
+
+
 def rl_row(preset: Preset, output_dir: Path, seed: int) -> bool:
     """Whether the seed's held-out file has an RL row (read from its summary, without parsing the episodes)."""
     method = preset.rl.split(":", 1)[0]
@@ -309,11 +321,11 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
             if (output_dir / f"seed-{seed}" / "heldout.json").exists()}
     if not runs:
         raise SystemExit(f"no finished run under {output_dir}")
-    columns = ("total", "success", *preset.behaviours)
+    columns = ("total", "success", *preset.behaviours)  # each gets a verdict; the table also shows invalid calls
     print(f"\n{preset.env}, validation split, greedy ({', '.join(f'{k}={v}' for k, v in preset.options.items())}); "
           f"SFT {preset.sft.split(',')[0]}, RL {preset.rl}\n")
-    print("| row | seed | " + " | ".join(columns) + " | RL zero-variance groups per round |")
-    print("|---" * (len(columns) + 3) + "|")
+    print("| row | seed | " + " | ".join(columns) + " | invalid calls / episode | RL zero-variance groups per round |")
+    print("|---" * (len(columns) + 4) + "|")
     shown = set()
     for seed, rows in runs.items():
         for name, row in rows.items():
@@ -322,11 +334,16 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
             shown.add(name)
             cells = " | ".join("—" if row.get(c) is None else f"{row[c]:.3f}" for c in columns)
             flat = zero_variance(output_dir / f"seed-{seed}", method) if name.startswith(f"2-{method}") else ""
-            print(f"| {name} | {seed if name not in ('untrained', 'heuristic') else '—'} | {cells} | {flat} |")
+            print(f"| {name} | {seed if name not in ('untrained', 'heuristic') else '—'} | {cells} | "
+                  f"{row['invalid']:.2f} | {flat} |")
     sft_name = next(n for n in next(iter(runs.values())) if n.endswith("sft"))
     rl_name = next((n for rows in runs.values() for n in rows if n.startswith(f"2-{method}")), None)
     with_rl = [rows for rows in runs.values() if rl_name in rows]
     print(f"\n{len(runs)} SFT seeds; {len(with_rl)} with the RL stage")
+    for seed, rows in runs.items():
+        if rl_name in rows and registry.specs()[preset.env].success is not None:
+            gained, lost = flips(preset, output_dir / f"seed-{seed}", sft_name, rl_name)
+            print(f"seed {seed}: success per task, SFT -> RL: {gained} gained, {lost} lost")
     for column in columns:
         if any(rows[name].get(column) is None for rows in runs.values() for name in (sft_name, rl_name)
                if name in rows):
