@@ -80,7 +80,8 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
     candidates |= {name: target.baselines[name]() for name in config.eval_baselines}
     rubric = target.rubric({})
     # One lockstep batch of every task held 19.4 GB at 95 inbox questions (two adapters' prefix caches, 95 rows of
-    # logits); the environment's batch bounds it, and greedy episodes do not depend on their batch-mates.
+    # logits); the environment's batch bounds it. A greedy episode's batch-mates change only its padding (so, at
+    # most, floating-point rounding), as in `drill eval`, which plays in the same batches.
     batch = target.spec.batch
     rows, everything = [], []
     # The bar draws only on a terminal, and a row's episodes run in lockstep, so most finish at its end: the
