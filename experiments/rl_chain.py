@@ -100,11 +100,18 @@ def chaosops_teacher(options: dict[str, Any]) -> Any:
     return registry.get("chaosops").baselines(options)["oracle"]()
 
 
+INBOX = {"env": "inbox", "options": {}, "teacher": inbox_teacher, "teacher_tasks": 180,
+         "sft": "sft:source=results:{source},epochs=1", "flags": ("--lr", "1e-3", "-G", "4", "--temperature", "1.0",
+                                                                 "--pack"),
+         # "I don't know" is right on a question the inbox cannot answer and a miss on one it can
+         "behaviours": ("wrong", "abstained", "correct"), "lower": ("wrong",), "neutral": ("abstained",)}
+
 OVERSIGHT_PREFILL = '<tool_call>\\n{"name": "'
 
 PRESETS: dict[str, Preset] = {
     # first try (experiments/LOG.md, 2026-11-26): rejection sampling, which keeps only samples above their group
-    "triage": Preset(**TRIAGE, rl="rft:rounds=2,tasks_per_round=16,bar=group_mean,rationalize=false",
+    # (run before RFT skipped invalid turns: `skip_invalid=false` keeps the recipe as run)
+    "triage": Preset(**TRIAGE, rl="rft:rounds=2,tasks_per_round=16,bar=group_mean,rationalize=false,skip_invalid=false",
                      flags=(*TRIAGE_PROMPT, "--lr", "1e-3", "-G", "4", "--temperature", "1.0")),
     # second try: GRPO, whose negative advantages push down what scores below the group (loops, wrong abstentions),
     # from the same SFT starts. No KL term: when these runs were chosen the reference was the base model without the
@@ -138,15 +145,12 @@ PRESETS: dict[str, Preset] = {
     # temperature 1 that disagree, the samples kept are the ones above the group's mean, so a wrong answer is never
     # kept beside an abstention or a right one. The prompt is inbox's training default (`EnvSpec.train_defaults`).
     # Turns packed into one sequence per episode (`--pack`): the same loss on fewer tokens.
-    "inbox": Preset(
-        env="inbox", options={}, teacher=inbox_teacher, teacher_tasks=180,
-        sft="sft:source=results:{source},epochs=1",
-        rl="rft:rounds=2,tasks_per_round=8,bar=group_mean,rationalize=false",
-        flags=("--lr", "1e-3", "-G", "4", "--temperature", "1.0", "--pack"),
-        behaviours=("wrong", "abstained", "correct"), lower=("wrong",),
-        # "I don't know" is right on a question the inbox cannot answer and a miss on one it can
-        neutral=("abstained",),
-    ),
+    # Seeds 0-2 ran before RFT skipped invalid turns (`skip_invalid=false` keeps the recipe as run).
+    "inbox": Preset(**INBOX, rl="rft:rounds=2,tasks_per_round=8,bar=group_mean,rationalize=false,skip_invalid=false"),
+    # The same from the same SFT starts (`--sft-from runs/chain-inbox`), but a kept episode's invalid turns are not
+    # trained on: seed 0's RFT (above) learned an invalid `return_final_answer({})` before its answers (0.37 a
+    # held-out episode, none after SFT), because a right answer after it still cleared the group's mean.
+    "inbox-skip": Preset(**INBOX, rl="rft:rounds=2,tasks_per_round=8,bar=group_mean,rationalize=false"),
     # ChaosOps Oversight beside the oracle team. SFT on the oracle's Oversight turns, rogue scenarios at three seeds
     # and infrastructure ones at one, so three of five episodes open with a flag (the 2026-11-24 proof's
     # balanced data, smaller, one epoch: at ~1,600 tokens a sample, 12 optimizer steps of 8 samples are about 20

@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from drill.core.policy import PolicyInput
-from drill.core.types import Action, Episode, Generation, Observation, PolicyInfo, Score, Task, Turn
+from drill.core.types import Action, Episode, Event, Generation, Observation, PolicyInfo, Score, Task, Turn
 from drill.models.policy import LLMPolicy, PolicyOptions
 from drill.train.methods.dpo import chosen_nll, dpo_loss, preference_pairs
-from drill.train.methods.rft import HINT, HintedPolicy, kept_episodes, round_tasks
+from drill.train.methods.rft import HINT, HintedPolicy, kept_episodes, kept_samples, round_tasks
 
 
 def _episode(index: int, total: float, prompts: Sequence[tuple[int, ...]] = ((1, 2, 3),)) -> Episode:
@@ -72,6 +72,16 @@ def test_a_filtered_round_keeps_only_episodes_above_the_bar() -> None:
     assert kept_episodes([_episode(i, 0.5) for i in range(3)], "group_mean") == []  # zero variance keeps none
     with pytest.raises(ValueError, match="needs the heuristic"):
         kept_episodes(group, "heuristic")
+
+
+def test_a_kept_episodes_invalid_turns_are_not_trained_on() -> None:
+    episode = _episode(0, 1.2, prompts=((1,), (1, 2), (1, 2, 3)))  # three turns; the second was answered as invalid
+    episode.turns[1].events.append(Event(name="invalid_action", step=1, role="agent", data={"why": "no answer"}))
+    samples, skipped = kept_samples([episode], ["agent"], skip_invalid=True)
+    assert [s.turn for s in samples] == [0, 2] and skipped == 1
+    assert samples[1].prompt_ids == (1, 2, 3)  # the turn after it still sees the invalid call in its prompt
+    samples, skipped = kept_samples([episode], ["agent"], skip_invalid=False)
+    assert [s.turn for s in samples] == [0, 1, 2] and skipped == 0
 
 
 def test_rounds_draw_only_training_tasks_and_cover_them_before_repeating() -> None:
