@@ -154,3 +154,16 @@ def test_rows_repeating_a_prompt_share_one_prefill_and_generate_what_separate_pr
         assert one.token_ids == other.token_ids and one.text == other.text
         assert np.allclose(one.logprobs, other.logprobs, atol=1e-3)
     assert shared[0].token_ids == shared[2].token_ids == shared[4].token_ids
+
+
+def test_an_evaluation_empties_every_prefix_cache_when_a_policy_is_done(
+        embedded_model: TransformersChatModel) -> None:
+    from drill.models.local import clear_prefix_caches
+
+    cache = embedded_model.prefix_cache
+    assert cache is not None
+    embedded_model.generate([[SYSTEM, {"role": "user", "content": QUESTIONS[0]}]], None,
+                            SamplingParams(max_new_tokens=2, temperature=0))
+    assert cache.entries and cache.nbytes > 0  # the row just generated is kept for its next turn
+    clear_prefix_caches()
+    assert not cache.entries and cache.nbytes == 0

@@ -2,7 +2,8 @@
 stage's heartbeat counts its optimizer steps. The closing evaluation: one heartbeat phase per row (which row, of how many,
 how many episodes), every episode counted, the heartbeat stopped at the end. A staged run has no run heartbeat
 around its closing evaluation, which on the CPU can take most of an hour. It plays in lockstep batches of the
-environment's `batch`, as `drill eval` does: one batch of 95 inbox questions held 19.4 GB."""
+environment's `batch`, as `drill eval` does: one batch of 95 inbox questions held 19.4 GB; and it empties the
+prefix caches after each row, whose next row is another model (a second row held 16 GB with two caches kept)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ def test_the_closing_evaluation_reports_each_row_while_it_plays(tiny_model_dir: 
         return run_episodes(make_env, jobs, *args, **kwargs)
 
     monkeypatch.setattr("drill.train.heldout.run_episodes", recording)
+    cleared: list[int] = []
+    monkeypatch.setattr("drill.models.local.clear_prefix_caches", lambda: cleared.append(len(batches)))
     target = replace(WRITING, spec=replace(WRITING.spec, batch=3))
     config = RunConfig(env="relay", model=str(tiny_model_dir), roles=["writer"], scripted_policy="heuristic",
                        group_size=2, max_new_tokens=6, output_dir=tmp_path / "run", eval_tasks=4,
@@ -69,3 +72,4 @@ def test_the_closing_evaluation_reports_each_row_while_it_plays(tiny_model_dir: 
     assert beat.done_per_phase == [4, 4] and beat.stopped
     ids = [f"validation-{i}" for i in range(4)]
     assert batches[-4:] == [ids[:3], ids[3:], ids[:3], ids[3:]]  # two rows, each in batches of at most 3, in order
+    assert cleared == [len(batches) - 2, len(batches)]  # every prefix cache emptied after each row's last batch

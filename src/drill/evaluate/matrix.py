@@ -43,6 +43,8 @@ def play(make_env: Callable[[], Env], policies: Mapping[str, Mapping[str, Policy
     """Every job for every policy spec (a policy per role), scored; the episodes per spec, in job order. The
     garbage collector's first generation stays raised across the batches (`fewer_collections`), so the deferred
     collection runs once, not after every batch."""
+    from drill.models.local import clear_prefix_caches
+
     played: dict[str, list[Episode]] = {}
     with fewer_collections():
         for name, by_role in policies.items():
@@ -53,6 +55,7 @@ def play(make_env: Callable[[], Env], policies: Mapping[str, Mapping[str, Policy
                 episodes += run_episodes(make_env, jobs[start:start + batch], by_role, rubric, max_turns,
                                          on_episode_done=on_episode_done)
             played[name] = episodes
+            clear_prefix_caches()  # the next spec is another model: this one's cache would only hold memory
     return played
 
 

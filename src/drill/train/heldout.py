@@ -60,6 +60,7 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
     prompted as in training. `adapter_dir` is the trained adapter (row `trained`), or a mapping from row name
     to adapter folder (a staged run: one row per stage's adapter). Episodes play in lockstep batches of the
     environment's `batch`, as in `drill eval`. A line every half minute says which row is playing."""
+    from drill.models.local import clear_prefix_caches
     from drill.models.policy import build_llm_policy
     from drill.train.rollouts import run_memory
 
@@ -100,6 +101,7 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
                     episodes += run_episodes(target.make_env, jobs[start:start + batch], assignment, rubric,
                                              config.max_turns,
                                              on_episode_done=lambda _: (progress.advance(bar), beat.done()))
+                clear_prefix_caches()  # the next row is another model: this one's cache would only hold memory
                 rows.append(summarize(name, episodes))
                 everything.extend(episodes)
         finally:
