@@ -15,7 +15,9 @@ from test_train_sft import PREFILL, WRITING  # type: ignore[import-not-found]
 
 pytestmark = pytest.mark.slow
 
-STAGES = ["sft:source=oracle,epochs=2,batch_size=4", "rft:rounds=2,tasks_per_round=2,bar=group_mean",
+# The tiny test model's calls are mostly invalid, so RFT trains on its kept invalid turns here too
+# (skip_invalid=false): these tests are about stages and resuming, and each round must train on something.
+STAGES = ["sft:source=oracle,epochs=2,batch_size=4", "rft:rounds=2,tasks_per_round=2,bar=group_mean,skip_invalid=false",
           "grpo:steps=2,tasks_per_step=1"]
 
 
