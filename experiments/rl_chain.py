@@ -403,8 +403,8 @@ def main() -> None:
         source = teacher_source(preset, args.sft_from or args.output_dir) if preset.teacher else None
         for seed in args.seeds:
             folder = args.output_dir / f"seed-{seed}"
-            if (folder / "heldout.json").exists():
-                continue
+            if (folder / "heldout.json").exists() and rl_row(preset, args.output_dir, seed):
+                continue  # done; a held-out file of the SFT row alone (--sft-only) is replaced by the whole run's
             earlier = args.sft_from / f"seed-{seed}" / "stage-1-sft" if args.sft_from else None
             if earlier is not None and (earlier / "stage.json").is_file() and not folder.exists():
                 shutil.copytree(earlier, folder / "stage-1-sft")
