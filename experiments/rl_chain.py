@@ -149,7 +149,7 @@ PRESETS: dict[str, Preset] = {
     "inbox": Preset(**INBOX, rl="rft:rounds=2,tasks_per_round=8,bar=group_mean,rationalize=false,skip_invalid=false"),
     # The same from the same SFT starts (`--sft-from runs/chain-inbox`), but a kept episode's invalid turns are not
     # trained on: seed 0's RFT (above) learned an invalid `return_final_answer({})` before its answers (0.37 a
-    # held-out episode, none after SFT), because a right answer after it still cleared the group's mean.
+    # held-out episode; seed 0's SFT start: none), because a right answer after it still cleared the group's mean.
     "inbox-skip": Preset(**INBOX, rl="rft:rounds=2,tasks_per_round=8,bar=group_mean,rationalize=false"),
     # ChaosOps Oversight beside the oracle team. SFT on the oracle's Oversight turns, rogue scenarios at three seeds
     # and infrastructure ones at one, so three of five episodes open with a flag (the 2026-11-24 proof's

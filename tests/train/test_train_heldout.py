@@ -1,6 +1,6 @@
 """An SFT stage and the closing evaluation say what they are doing in a log, where the bar does not draw: the SFT
-stage's heartbeat counts its optimizer steps. The closing evaluation: one heartbeat phase per row (which row, of how many,
-how many episodes), every episode counted, the heartbeat stopped at the end. A staged run has no run heartbeat
+stage's heartbeat counts its optimizer steps. The closing evaluation: one heartbeat phase per row (which row, of
+how many, how many episodes), every episode counted, the heartbeat stopped at the end. A staged run has no run heartbeat
 around its closing evaluation, which on the CPU can take most of an hour. It plays in lockstep batches of the
 environment's `batch`, as `drill eval` does: one batch of 95 inbox questions held 19.4 GB; and it empties the
 prefix caches after each row, whose next row is another model (a second row held 16 GB with two caches kept)."""
