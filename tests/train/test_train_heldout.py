@@ -54,7 +54,7 @@ def test_the_closing_evaluation_reports_each_row_while_it_plays(tiny_model_dir: 
         batches.append([task.id for task, _ in jobs])
         return run_episodes(make_env, jobs, *args, **kwargs)
 
-    monkeypatch.setattr("drill.train.heldout.run_episodes", recording)
+    monkeypatch.setattr("drill.evaluate.matrix.run_episodes", recording)
     cleared: list[int] = []
     monkeypatch.setattr("drill.models.local.clear_prefix_caches", lambda: cleared.append(len(batches)))
     target = replace(WRITING, spec=replace(WRITING.spec, batch=3))

@@ -22,8 +22,8 @@ import numpy as np
 
 from drill.console import console
 from drill.core.policy import Policy
-from drill.core.rollout import run_episodes
 from drill.core.types import Episode, Task
+from drill.evaluate.matrix import play
 from drill.evaluate.report import progress_bar, summary_table, write_results
 from drill.models.base import SamplingParams
 from drill.models.prompt import LLMOptions, PolicyOptions
@@ -60,7 +60,6 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
     prompted as in training. `adapter_dir` is the trained adapter (row `trained`), or a mapping from row name
     to adapter folder (a staged run: one row per stage's adapter). Episodes play in lockstep batches of the
     environment's `batch`, as in `drill eval`. A line every half minute says which row is playing."""
-    from drill.models.local import clear_prefix_caches
     from drill.models.policy import build_llm_policy
     from drill.train.rollouts import run_memory
 
@@ -80,32 +79,27 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
         candidates = {name: MemoryPolicy(policy, memory) for name, policy in candidates.items()}
     candidates |= {name: target.baselines[name]() for name in config.eval_baselines}
     rubric = target.rubric({})
-    # One lockstep batch of every task held 19.4 GB at 95 inbox questions (two adapters' prefix caches, 95 rows of
-    # logits); the environment's batch bounds it. A greedy episode's batch-mates change only its padding (so, at
-    # most, floating-point rounding), as in `drill eval`, which plays in the same batches.
-    batch = target.spec.batch
-    rows, everything = [], []
+    assignments = {name: {role: policy if role in roles else target.baselines[config.scripted_policy]()
+                          for role in target.roles} for name, policy in candidates.items()}
     # The bar draws only on a terminal, and a row's episodes run in lockstep, so most finish at its end: the
     # heartbeat also says, every half minute and in a log too, which row is playing and for how long.
     beat = Heartbeat(lambda text: console.print(text, highlight=False, markup=False))
+    numbers = {name: index for index, name in enumerate(candidates, 1)}
     with progress_bar() as progress:
         bar = progress.add_task("held-out evaluation", total=len(jobs) * len(candidates))
         try:
-            for index, (name, policy) in enumerate(candidates.items(), 1):
-                assignment = {role: policy if role in roles else target.baselines[config.scripted_policy]()
-                              for role in target.roles}
-                beat.phase(f"held-out evaluation, row {index} of {len(candidates)} ({name}): playing "
-                           f"{len(jobs)} episodes", total=len(jobs))
-                episodes: list[Episode] = []
-                for start in range(0, len(jobs), batch):  # lockstep batches of the spec's size, as in `drill eval`
-                    episodes += run_episodes(target.make_env, jobs[start:start + batch], assignment, rubric,
-                                             config.max_turns,
-                                             on_episode_done=lambda _: (progress.advance(bar), beat.done()))
-                clear_prefix_caches()  # the next row is another model: this one's cache would only hold memory
-                rows.append(summarize(name, episodes))
-                everything.extend(episodes)
+            # `drill eval`'s player: lockstep batches of the environment's `batch` (one batch of 95 inbox questions
+            # held 19.4 GB), every prefix cache emptied after each row. A greedy episode's batch-mates change only
+            # its padding (so, at most, floating-point rounding).
+            played = play(target.make_env, assignments, jobs, rubric, target.spec.batch, config.max_turns,
+                          on_policy=lambda name: beat.phase(
+                              f"held-out evaluation, row {numbers[name]} of {len(candidates)} ({name}): playing "
+                              f"{len(jobs)} episodes", total=len(jobs)),
+                          on_episode_done=lambda _: (progress.advance(bar), beat.done()))
         finally:
             beat.stop()
+    rows = [summarize(name, episodes) for name, episodes in played.items()]
+    everything = [episode for episodes in played.values() for episode in episodes]
     columns = list(rows[0])
     title = f"{target.name}: held-out evaluation ({len(tasks)} {config.eval_split} tasks, greedy)"
     console.print(summary_table(title, rows, columns))
