@@ -203,27 +203,67 @@ def train_command(preset: Preset, seed: int, source: Path | None, folder: Path, 
             "--output-dir", str(folder)]
 
 
-def evaluate_sft(folder: Path) -> None:
-    """A seed whose RL stage did not fit: its finished SFT adapter alone, through the same closing evaluation
-    (`drill.train.heldout.evaluate_heldout`, the run's own settings, every validation task, greedy), so that its row
-    counts toward the SFT seeds' spread."""
+def evaluate_missing(folder: Path, untrained: bool = False) -> None:
+    """A seed's finished stage adapters that its held-out file lacks (all of them, and the heuristic, when there is no
+    file; with `untrained`, the untrained model when the file has no row of it), through the same closing evaluation
+    (`drill.train.heldout.evaluate_heldout`, the run's own settings, every validation task, greedy, each row in its
+    own lockstep batches), their rows added after the file's rows. For a seed
+    whose RL stage did not fit (its SFT row alone counts toward the SFT spread), and for one whose run was stopped in
+    its closing evaluation: a greedy row already played is kept, not played again."""
+    from drill.evaluate.report import write_results
     from drill.train.heldout import evaluate_heldout
     from drill.train.methods import configure
     from drill.train.rollouts import prompt_options
     from drill.train.target import load_target
 
-    stage = folder / "stage-1-sft"
-    if not (stage / "stage.json").is_file():
-        raise SystemExit(f"{stage}: the SFT stage is not complete")
-    settings = json.loads((stage / "config.json").read_text(encoding="utf-8"))
-    settings.pop("sft")
-    config, _ = configure("sft", **settings)
+    stages = sorted((path for path in folder.glob("stage-*") if (path / "stage.json").is_file()),
+                    key=lambda path: int(path.name.split("-")[1]))
+    if not stages:
+        raise SystemExit(f"{folder}: no stage is complete")
+    path = folder / "heldout.json"
+    old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    have = {row["policy"] for row in old["summary"]} if old else set()
+    missing = {stage.name.removeprefix("stage-"): stage / "adapter" for stage in stages
+               if stage.name.removeprefix("stage-") not in have}
+    untrained = untrained and "untrained" not in have
+    if not missing and not untrained:
+        print(f"{folder}: every finished stage has its held-out row", flush=True)
+        return
+    settings = json.loads((stages[0] / "config.json").read_text(encoding="utf-8"))
+    method = stages[0].name.split("-", 2)[2]  # stage-1-sft: the stage's options are under its method's name
+    settings.pop(method)
+    config, _ = configure(method, **settings)
     config = config.updated(output_dir=folder, eval_tasks=10_000, eval_split="validation",
-                            eval_baselines=["heuristic"], eval_untrained=False)
+                            eval_baselines=[] if old else ["heuristic"], eval_untrained=untrained)
     target = load_target(config.env, config.env_options)
-    model_id = json.loads((stage / "adapter" / "adapter_config.json").read_text())["base_model_name_or_path"]
-    evaluate_heldout(config, target, list(config.roles or target.roles), {"1-sft": stage / "adapter"}, model_id,
-                     folder, prompt_options(config, target))
+    model_id = json.loads((stages[0] / "adapter" / "adapter_config.json").read_text())["base_model_name_or_path"]
+    playing = ", ".join([*missing, *(["untrained"] if untrained else [])])
+    stored = f" beside the stored {', '.join(sorted(have))}" if have else ""
+    print(f"{folder}: playing {playing}{stored}", flush=True)
+    # played into a folder of their own, so that the stored file stays whole until the merged one replaces it
+    scratch = folder / "heldout-adding"
+    scratch.mkdir(exist_ok=True)
+    evaluate_heldout(config, target, list(config.roles or target.roles), missing, model_id, scratch,
+                     prompt_options(config, target))
+    if old:
+        write_results(path, *merged(old, json.loads((scratch / "heldout.json").read_text(encoding="utf-8"))))
+    else:
+        (scratch / "heldout.json").replace(path)
+    shutil.rmtree(scratch)
+
+
+def merged(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]], list[Episode]]:
+    """Two held-out files of one run as one (`write_results`' meta, summary rows and episodes): `old`'s rows, then
+    `new`'s. Refused when they were played on other tasks or another split, or when a row is in both."""
+    for key in ("split", "tasks"):
+        if old["meta"].get(key) != new["meta"].get(key):
+            raise SystemExit(f"the held-out rows to add were played on other {key} than the stored ones")
+    twice = {row["policy"] for row in old["summary"]} & {row["policy"] for row in new["summary"]}
+    if twice:
+        raise SystemExit(f"held-out rows {sorted(twice)} are both stored and new")
+    meta = old["meta"] | {"adapter": old["meta"].get("adapter", {}) | new["meta"].get("adapter", {})}
+    return (meta, old["summary"] + new["summary"],
+            [Episode.model_validate(e) for e in old["episodes"] + new["episodes"]])
 
 
 def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
@@ -387,24 +427,25 @@ def main() -> None:
                         help="an earlier chain's output folder: each seed whose SFT stage finished there starts from "
                              "a copy of it (the SFT preset must be the same; the RL stage may differ)")
     parser.add_argument("--untrained-seed", type=int, default=0,
-                        help="the seed whose run also plays the untrained model (greedy: the same in every run); "
-                             "-1: none")
-    parser.add_argument("--sft-only", action="store_true",
-                        help="evaluate each seed's finished SFT adapter alone (a seed whose RL stage did not fit)")
+                        help="the seed whose run (or --evaluate-only) also plays the untrained model (greedy: the "
+                             "same in every run); -1: none")
+    parser.add_argument("--evaluate-only", action="store_true",
+                        help="train nothing: play each seed's finished stage adapters that its held-out file lacks and "
+                             "add their rows to it (a seed whose RL stage did not fit, or whose run was stopped in "
+                             "its closing evaluation)")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
                         help="also print, per seed, the N held-out episodes RL changed most each way")
     args = parser.parse_args()
     preset = PRESETS[args.preset]
-    for seed in args.seeds if args.sft_only else ():
-        if not (args.output_dir / f"seed-{seed}" / "heldout.json").exists():
-            evaluate_sft(args.output_dir / f"seed-{seed}")
-    if not args.report_only and not args.sft_only:
+    for seed in args.seeds if args.evaluate_only else ():
+        evaluate_missing(args.output_dir / f"seed-{seed}", untrained=seed == args.untrained_seed)
+    if not args.report_only and not args.evaluate_only:
         source = teacher_source(preset, args.sft_from or args.output_dir) if preset.teacher else None
         for seed in args.seeds:
             folder = args.output_dir / f"seed-{seed}"
             if (folder / "heldout.json").exists() and rl_row(preset, args.output_dir, seed):
-                continue  # done; a held-out file of the SFT row alone (--sft-only) is replaced by the whole run's
+                continue  # done; a held-out file without the RL row is replaced by a whole run (or: --evaluate-only)
             earlier = args.sft_from / f"seed-{seed}" / "stage-1-sft" if args.sft_from else None
             if earlier is not None and (earlier / "stage.json").is_file() and not folder.exists():
                 shutil.copytree(earlier, folder / "stage-1-sft")
