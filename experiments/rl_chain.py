@@ -25,6 +25,7 @@ articles (`-E k=5`): the gold article among BM25 distractors, and an extractive 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import statistics
@@ -203,13 +204,13 @@ def train_command(preset: Preset, seed: int, source: Path | None, folder: Path, 
             "--output-dir", str(folder)]
 
 
-def evaluate_missing(folder: Path, untrained: bool = False) -> None:
+def evaluate_missing(folder: Path, untrained: bool = False, batch: int | None = None) -> None:
     """A seed's finished stage adapters that its held-out file lacks (all of them, and the heuristic, when there is no
     file; with `untrained`, the untrained model when the file has no row of it), through the same closing evaluation
     (`drill.train.heldout.evaluate_heldout`, the run's own settings, every validation task, greedy, each row in its
-    own lockstep batches), their rows added after the file's rows. For a seed
-    whose RL stage did not fit (its SFT row alone counts toward the SFT spread), and for one whose run was stopped in
-    its closing evaluation: a greedy row already played is kept, not played again."""
+    own lockstep batches of `batch` or the environment's), their rows added after the file's rows. For a seed whose
+    RL stage did not fit (its SFT row alone counts toward the SFT spread), and for one whose run was stopped in its
+    closing evaluation: a greedy row already played is kept, not played again."""
     from drill.evaluate.report import write_results
     from drill.train.heldout import evaluate_heldout
     from drill.train.methods import configure
@@ -236,6 +237,8 @@ def evaluate_missing(folder: Path, untrained: bool = False) -> None:
     config = config.updated(output_dir=folder, eval_tasks=10_000, eval_split="validation",
                             eval_baselines=[] if old else ["heuristic"], eval_untrained=untrained)
     target = load_target(config.env, config.env_options)
+    if batch is not None:  # a greedy episode's batch-mates change only its padding: floating-point rounding at most
+        target = dataclasses.replace(target, spec=dataclasses.replace(target.spec, batch=batch))
     model_id = json.loads((stages[0] / "adapter" / "adapter_config.json").read_text())["base_model_name_or_path"]
     playing = ", ".join([*missing, *(["untrained"] if untrained else [])])
     stored = f" beside the stored {', '.join(sorted(have))}" if have else ""
@@ -433,13 +436,17 @@ def main() -> None:
                         help="train nothing: play each seed's finished stage adapters that its held-out file lacks and "
                              "add their rows to it (a seed whose RL stage did not fit, or whose run was stopped in "
                              "its closing evaluation)")
+    parser.add_argument("--eval-batch", type=int, default=None, metavar="N",
+                        help="--evaluate-only: episodes per lockstep batch (default: the environment's). An adapter "
+                             "that reads long mails for ten turns outgrows the prefix cache (DRILL_PREFIX_CACHE_MB) "
+                             "at 32 rows, and every turn then prefills every row's whole prompt again")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
                         help="also print, per seed, the N held-out episodes RL changed most each way")
     args = parser.parse_args()
     preset = PRESETS[args.preset]
     for seed in args.seeds if args.evaluate_only else ():
-        evaluate_missing(args.output_dir / f"seed-{seed}", untrained=seed == args.untrained_seed)
+        evaluate_missing(args.output_dir / f"seed-{seed}", untrained=seed == args.untrained_seed, batch=args.eval_batch)
     if not args.report_only and not args.evaluate_only:
         source = teacher_source(preset, args.sft_from or args.output_dir) if preset.teacher else None
         for seed in args.seeds:

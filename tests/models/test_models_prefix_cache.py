@@ -3,6 +3,8 @@ generates exactly what a full prefill generates."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,24 @@ def test_an_evaluation_empties_every_prefix_cache_when_a_policy_is_done(
     assert cache.entries and cache.nbytes > 0  # the row just generated is kept for its next turn
     clear_prefix_caches()
     assert not cache.entries and cache.nbytes == 0
+
+
+def test_a_batch_that_outgrows_the_prefix_cache_is_warned_about_once(embedded_model: TransformersChatModel) -> None:
+    cache = embedded_model.prefix_cache
+    assert cache is not None
+    greedy = SamplingParams(max_new_tokens=2, temperature=0)
+    conversations = [[SYSTEM, {"role": "user", "content": q}] for q in QUESTIONS[:2]]
+    embedded_model.prefix_cache = PrefixCache(max_bytes=2**20)  # a row of ~60 tokens holds ~2.7 MB here
+    try:
+        with pytest.warns(UserWarning, match=r"one batch's 2 rows hold \d+ MB .* more than the prefix cache's 1 MB"
+                                             r".*DRILL_PREFIX_CACHE_MB"):
+            embedded_model.generate(conversations, None, greedy)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            embedded_model.generate(conversations, None, greedy)  # once per model
+    finally:
+        embedded_model.prefix_cache = cache
+        embedded_model._cache_outgrown = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        embedded_model.generate(conversations, None, greedy)  # rows that fit the budget: no warning

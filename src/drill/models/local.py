@@ -110,6 +110,8 @@ class TransformersChatModel:
         self.tokenizer = tokenizer
         self.model_id = model_id
         self.prefix_cache: PrefixCache | None = None
+        self._cache_outgrown = False
+        """Whether a batch's rows have outgrown the prefix cache (warned once)."""
         keep_large_buffers_in_heap()
         self.shared_prefill = plain_dynamic_cache(model)
         """Whether rows repeating a prompt in one batch share its prefill (a cache layout we can hand back)."""
@@ -183,19 +185,25 @@ class TransformersChatModel:
                 for k, step in enumerate(out.logits)
             ], dim=1)  # (B, N)
 
-        generations = []
+        generations, stored = [], 0
         for row, prompt in enumerate(prompts):
             ids, lps, finish = self._cut(new_tokens[row].tolist(), logprobs[row].tolist(), params.stop)
             if self.prefix_cache is not None and out.cache is not None:
                 # The cache holds every token fed to the model: the prompt and the reply but its last token.
                 fed = min(len(ids), out.cache.get_seq_length() - width)
                 keep = torch.tensor(columns[row] + list(range(width, width + fed)), device=device)
-                self.prefix_cache.add(prompt + ids[:fed], row_layers(out.cache, row, keep))
+                stored += self.prefix_cache.add(prompt + ids[:fed], row_layers(out.cache, row, keep))
             text_ids = ids[:-1] if finish == "stop" and ids[-1] in self.stop_token_ids else ids
             generations.append(Generation(
                 text=self.tokenizer.decode(text_ids, skip_special_tokens=False), prompt_token_ids=prompt,
                 token_ids=ids, logprobs=lps, model=self.model_id, finish_reason=finish,
             ))
+        if self.prefix_cache is not None and stored > self.prefix_cache.max_bytes and not self._cache_outgrown:
+            self._cache_outgrown = True
+            warnings.warn(f"{self.model_id}: one batch's {len(prompts)} rows hold {stored / 2**20:.0f} MB of keys and "
+                          f"values, more than the prefix cache's {self.prefix_cache.max_bytes / 2**20:.0f} MB, so "
+                          "their next turns prefill most of their prompts again (several times slower): raise "
+                          "DRILL_PREFIX_CACHE_MB or play smaller batches", stacklevel=2)
         return generations
 
     def _share_repeated_prompts(self, prompts: list[list[int]],

@@ -17,7 +17,9 @@ prefix of each new prompt, hands those tensors to `model.generate` as its cache,
   being trained (the trainers build their own `TransformersChatModel` without it), since a stored key would go
   stale after an optimizer step.
 * Bounded by bytes (`DRILL_PREFIX_CACHE_MB`, default 2048 per model; 0 turns it off): a row whose prompt extends
-  a stored one replaces it, and the least recently used rows go first.
+  a stored one replaces it, and the least recently used rows go first. When one batch's rows alone outgrow the
+  budget, their next turns find little of it and prefill their whole prompts again (an inbox adapter reading long
+  mails for ten turns, 32 rows: about 12 GB of keys and values); the model warns once.
 """
 
 from __future__ import annotations
@@ -87,13 +89,13 @@ class PrefixCache:
         self.reused_tokens += length
         return best, length
 
-    def add(self, ids: list[int], layers: list[tuple[Any, Any]]) -> None:
+    def add(self, ids: list[int], layers: list[tuple[Any, Any]]) -> int:
         """Store a row; rows it extends (their tokens are its prefix) are dropped, then the oldest beyond the
-        byte budget."""
+        byte budget. Returns the row's bytes (a row larger than the whole budget is not stored)."""
         array = np.asarray(ids, dtype=np.int64)
         nbytes = layers_nbytes(layers)
         if nbytes > self.max_bytes:
-            return
+            return nbytes
         for key in [k for k, e in self.entries.items()
                     if len(e.ids) <= len(array) and np.array_equal(e.ids, array[:len(e.ids)])]:
             self._drop(key)
@@ -102,6 +104,7 @@ class PrefixCache:
         self.nbytes += nbytes
         while self.nbytes > self.max_bytes:
             self._drop(next(iter(self.entries)))
+        return nbytes
 
     def clear(self) -> None:
         self.entries.clear()
