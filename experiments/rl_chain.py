@@ -16,6 +16,9 @@ the RL stage's zero-variance group fraction (does RL get a signal after SFT?).
     OMP_NUM_THREADS=1 .venv/bin/python experiments/rl_chain.py chaosops --seeds 0 --output-dir runs/chain-chaosops
     OMP_NUM_THREADS=2 .venv/bin/python experiments/rl_chain.py inbox --seeds 0 --output-dir runs/chain-inbox
     .venv/bin/python experiments/rl_chain.py chaosops --output-dir runs/chain-chaosops --report-only --episodes 2
+    # a seed whose run stopped in its closing evaluation: play only the rows its heldout.json lacks
+    OMP_NUM_THREADS=1 DRILL_PREFIX_CACHE_MB=4096 .venv/bin/python experiments/rl_chain.py inbox --seeds 1 \
+        --evaluate-only --eval-batch 8 --output-dir runs/chain-inbox
 
 Presets (`PRESETS`, by name) hold each chain: its environment, its SFT source, its RL stage, its prompt settings,
 and which columns are the behaviour the reward exists to shape. Triage plays its designed reader setting, five candidate
@@ -104,8 +107,11 @@ def chaosops_teacher(options: dict[str, Any]) -> Any:
 INBOX = {"env": "inbox", "options": {}, "teacher": inbox_teacher, "teacher_tasks": 180,
          "sft": "sft:source=results:{source},epochs=1", "flags": ("--lr", "1e-3", "-G", "4", "--temperature", "1.0",
                                                                  "--pack"),
-         # "I don't know" is right on a question the inbox cannot answer and a miss on one it can
-         "behaviours": ("wrong", "abstained", "correct"), "lower": ("wrong",), "neutral": ("abstained",)}
+         # "I don't know" is right on a question the inbox cannot answer and a miss on one it can; `no_answer` is a
+         # question never answered (the turns ran out): fewer wrong answers from an adapter that answers nothing are
+         # no gain, so it is shown beside them
+         "behaviours": ("wrong", "abstained", "no_answer", "correct"), "lower": ("wrong", "no_answer"),
+         "neutral": ("abstained",)}
 
 OVERSIGHT_PREFILL = '<tool_call>\\n{"name": "'
 
@@ -410,7 +416,7 @@ def verdict(sft: Sequence[float], changes: Sequence[float], lower: bool = False,
     if neutral:
         return (f"{start}; RL change per seed {', '.join(f'{c:+.3f}' for c in changes) or '—'} "
                 f"(no better direction: no verdict)")
-    gains = [-c for c in changes] if lower else list(changes)
+    gains = [0.0 - c for c in changes] if lower else list(changes)  # 0.0 - 0.0 is 0.0, where -0.0 would print "-0.000"
     beats = sum(g > spread + 1e-9 for g in gains)  # rates are fractions of the tasks: a tie is no gain, in floats too
     outcome = ("no RL run" if not gains else "fewer than 3 SFT seeds: no verdict" if len(sft) < 3 else
                f"{beats} of {len(gains)} RL gains beat the spread"

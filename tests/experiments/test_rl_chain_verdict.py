@@ -38,3 +38,7 @@ def test_too_few_seeds_or_rl_runs_are_said(verdict: Callable[..., str]) -> None:
     assert verdict([0.1, 0.2, 0.3], []).endswith(": no RL run")
     assert verdict([0.1, 0.2, 0.3], [0.5, 0.0]).endswith(
         ": 1 of 2 RL gains beat the spread (only 2 of 3 seeds have the RL stage)")
+
+
+def test_no_change_in_a_lower_is_better_column_prints_as_zero(verdict: Callable[..., str]) -> None:
+    assert "RL gain per seed +0.000, +0.100" in verdict([0.0, 0.0, 0.05], [0.0, -0.1], lower=True)
