@@ -443,9 +443,9 @@ def main() -> None:
                              "add their rows to it (a seed whose RL stage did not fit, or whose run was stopped in "
                              "its closing evaluation)")
     parser.add_argument("--eval-batch", type=int, default=None, metavar="N",
-                        help="--evaluate-only: episodes per lockstep batch (default: the environment's). An adapter "
-                             "that reads long mails for ten turns outgrows the prefix cache (DRILL_PREFIX_CACHE_MB) "
-                             "at 32 rows, and every turn then prefills every row's whole prompt again")
+                        help="--evaluate-only: episodes per lockstep batch (default: the environment's). 32 rows of "
+                             "an adapter that loops for all ten turns outgrow the prefix cache (DRILL_PREFIX_CACHE_MB), "
+                             "and their later turns prefill their whole prompts again")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
                         help="also print, per seed, the N held-out episodes RL changed most each way")
