@@ -444,7 +444,7 @@ def main() -> None:
                              "its closing evaluation)")
     parser.add_argument("--eval-batch", type=int, default=None, metavar="N",
                         help="--evaluate-only: episodes per lockstep batch (default: the environment's). 32 rows of "
-                             "an adapter that loops for all ten turns outgrow the prefix cache (DRILL_PREFIX_CACHE_MB), "
+                             "an adapter looping for all ten turns outgrow the prefix cache (DRILL_PREFIX_CACHE_MB), "
                              "and their later turns prefill their whole prompts again")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
