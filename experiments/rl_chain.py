@@ -158,6 +158,10 @@ PRESETS: dict[str, Preset] = {
     # trained on: seed 0's RFT (above) learned an invalid `return_final_answer({})` before its answers (0.37 a
     # held-out episode; seed 0's SFT start: none), because a right answer after it still cleared the group's mean.
     "inbox-skip": Preset(**INBOX, rl="rft:rounds=2,tasks_per_round=8,bar=group_mean,rationalize=false"),
+    # And with a floor (`floor=0`): seed 1's second round sampled mostly failures (right 9%), the group's mean kept the
+    # least bad of them, and its adapter learned to loop on cut-off calls (total 0.416 -> 0.008). Under inbox's
+    # rubric nothing below 0 is a right answer. Not run yet.
+    "inbox-floor": Preset(**INBOX, rl="rft:rounds=2,tasks_per_round=8,bar=group_mean,floor=0,rationalize=false"),
     # ChaosOps Oversight beside the oracle team. SFT on the oracle's Oversight turns, rogue scenarios at three seeds
     # and infrastructure ones at one, so three of five episodes open with a flag (the 2026-11-24 proof's
     # balanced data, smaller, one epoch: at ~1,600 tokens a sample, 12 optimizer steps of 8 samples are about 20

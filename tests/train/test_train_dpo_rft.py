@@ -74,6 +74,16 @@ def test_a_filtered_round_keeps_only_episodes_above_the_bar() -> None:
         kept_episodes(group, "heuristic")
 
 
+def test_a_floor_keeps_no_failure_however_it_stands_in_its_group() -> None:
+    failures = [_episode(i, t) for i, t in enumerate([-1.0, -0.8, -0.55, -1.0])]  # mean -0.8375
+    assert kept_episodes(failures, "group_mean") == [1, 2]  # the least bad of four failures clear the mean
+    assert kept_episodes(failures, "group_mean", floor=0.0) == []
+    mixed = [_episode(i, t) for i, t in enumerate([-1.0, 0.1, 1.2, 0.0])]  # mean 0.075
+    assert kept_episodes(mixed, "group_mean", floor=0.5) == [2]
+    assert kept_episodes(mixed, "absolute:0.0", floor=0.1) == [1, 2]
+    assert kept_episodes(mixed, "group_mean", floor=1.2) == [2]  # at the floor is kept
+
+
 def test_a_kept_episodes_invalid_turns_are_not_trained_on() -> None:
     episode = _episode(0, 1.2, prompts=((1,), (1, 2), (1, 2, 3)))  # three turns; the second was answered as invalid
     episode.turns[1].events.append(Event(name="invalid_action", step=1, role="agent", data={"why": "no answer"}))

@@ -52,8 +52,8 @@ def test_stage_specs_are_checked_before_any_model_loads(tiny_model_dir: Path, tm
     assert (offline.options.source, offline.options.expert, offline.options.nll, offline.options.max_reward) == (
         "results:runs/a b/results.json", "reader", 1, 0.5)
     for bad, message in [("ppo:steps=3", "unknown method"), ("sft:epochs", "KEY=VALUE"),
-                         ("rft:bar=median", "bar must be"), ("dpo:colour=red", "unknown option"),
-                         ("dpo:expert=reader", "need both source=")]:
+                         ("rft:bar=median", "bar must be"), ("rft:floor=high", "floor must be a number"),
+                         ("dpo:colour=red", "unknown option"), ("dpo:expert=reader", "need both source=")]:
         with pytest.raises(ValueError, match=message):
             plan_stages(config.updated(stages=[bad]), WRITING)
 

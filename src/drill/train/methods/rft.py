@@ -12,7 +12,8 @@ Each round: (1) sample `config.group_size` episodes per training task (`tasks_pe
 seeded order across rounds; never a test task) from the current adapter at `config.temperature`, one
 environment seed per group; (2) score them; (3) keep the episodes above the bar (`kept_episodes`):
 `absolute:X` (total >= X), `group_mean` (total > the group's mean, so a zero-variance group keeps none) or
-`heuristic` (total > the heuristic baseline's total on the same task and seed); (4) rationalization: for a
+`heuristic` (total > the heuristic baseline's total on the same task and seed), and with `floor`, only those
+whose total is also at least the floor; (4) rationalization: for a
 task where nothing cleared the bar, sample again with a hint in the prompt (the oracle's call for that turn,
 written in the reply format), keep those that clear the bar, and train on each hinted completion against
 the prompt *without* the hint; (5) fine-tune on the kept samples, every trained turn but those the environment
@@ -29,6 +30,7 @@ the method, and it is why they are logged apart (`rationalized`).
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Sequence
@@ -63,6 +65,11 @@ class Options:
     bar: str = setting(
         "RFT", "group_mean",
         "Which episodes are kept: `absolute:X`, `group_mean` or `heuristic` (see the module docstring).")
+    floor: float | None = setting(
+        "RFT", None,
+        "Keep only episodes whose total is also at least this, whatever the bar (None: no floor). Against the "
+        "group's mean alone, a group of four failures still has members above its mean: an inbox round that sampled "
+        "mostly failures kept them, and the adapter learned to loop on cut-off calls (experiments/LOG.md).")
     rationalize: bool = setting(
         "RFT", True,
         "For tasks where nothing clears the bar, sample with the oracle's call as a hint (needs an oracle).")
@@ -82,15 +89,24 @@ class Options:
             raise ValueError(f"rft: bar must be absolute:X, group_mean or heuristic, got {self.bar!r}")
         if self.bar.startswith("absolute:"):
             float(self.bar.removeprefix("absolute:"))  # a bad number raises ValueError here
+        if self.floor is not None and (isinstance(self.floor, bool) or not isinstance(self.floor, int | float)):
+            raise ValueError(f"rft: floor must be a number, got {self.floor!r}")
 
 
-def kept_episodes(group: Sequence[Episode], bar: str, baseline: float | None = None) -> list[int]:
-    """Indices of a group's episodes (same task and seed) above the bar; `baseline` is the heuristic's total."""
+def kept_episodes(group: Sequence[Episode], bar: str, baseline: float | None = None,
+                  floor: float | None = None) -> list[int]:
+    """Indices of a group's episodes (same task and seed) above the bar and at or above `floor` (when given);
+    `baseline` is the heuristic's total."""
     totals = []
     for episode in group:
         if episode.score is None:
             raise ValueError(f"episode of task {episode.task_id} seed {episode.seed} was not scored")
         totals.append(episode.score.total)
+    above = _above_bar(totals, bar, baseline)
+    return above if floor is None else [i for i in above if totals[i] >= floor]
+
+
+def _above_bar(totals: Sequence[float], bar: str, baseline: float | None) -> list[int]:
     if bar.startswith("absolute:"):
         threshold = float(bar.removeprefix("absolute:"))
         return [i for i, t in enumerate(totals) if t >= threshold]
@@ -156,7 +172,7 @@ def train(run: Run, options: Options) -> TrainResult:
             # 3. keep what clears the bar
             baselines = heuristic_totals(target, jobs, rubric, config.max_turns) \
                 if options.bar == "heuristic" else [None] * len(jobs)
-            kept = [[g[i] for i in kept_episodes(g, options.bar, b)] for g, b in zip(groups, baselines)]
+            kept = [[g[i] for i in kept_episodes(g, options.bar, b, options.floor)] for g, b in zip(groups, baselines)]
             # 4. rationalization for the tasks with nothing kept: hinted samples, trained without the hint
             missed = [k for k, chosen in enumerate(kept) if not chosen]
             rationalized = 0
@@ -165,7 +181,8 @@ def train(run: Run, options: Options) -> TrainResult:
                 assignment = {r: hinted if r in roles else scripted[r] for r in target.roles}
                 again = run.play_groups([jobs[k] for k in missed], assignment, rubric)
                 for k, group in zip(missed, again):
-                    bar_total = rationalization_bar(options.bar, groups[k], baselines[k])
+                    bar_total = max(rationalization_bar(options.bar, groups[k], baselines[k]),
+                                    -math.inf if options.floor is None else options.floor)
                     kept[k] = [e for e in group if e.score is not None and e.score.total >= bar_total]
                     rationalized += len(kept[k])
             samples, skipped = kept_samples([e for chosen in kept for e in chosen], roles, options.skip_invalid)
