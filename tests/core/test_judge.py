@@ -95,3 +95,11 @@ def test_claims_read_values_not_text() -> None:
     assert [c.value for c in claims("2024-08-19", "date")] == [("date", 8, 19, 2024)]
     assert hedged("Harbor Room, or maybe Granite Room") and not hedged("Harbor Room")
     assert not hedged("Either room", "either")  # a word the question uses is no hedge
+
+
+@pytest.mark.parametrize("answer", ["2024", "July 2024", "in 2024"])
+def test_the_year_alone_does_not_state_a_date(answer: str) -> None:
+    # an RFT adapter answered "July 2024" for "April 10, 2024" and was judged right (experiments/LOG.md, seventh try)
+    verdict = judge(answer, ["April 10, 2024"], "date", "What date does Esther Brandt fly to Lisbon?")
+    assert not verdict.correct and verdict.reason == "states only the year of the date"
+    assert judge("April 10, 2024 (booked in 2024)", ["April 10, 2024"], "date").correct

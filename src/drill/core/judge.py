@@ -261,6 +261,12 @@ def agree(claim: Claim, gold: Claim, year: int | None = None) -> bool:
     return False
 
 
+def _year_only(claim: Claim, gold: Claim) -> bool:
+    """A bare number that agrees with a gold date only as its year: it does not contradict the date, nor state it."""
+    return isinstance(claim.value, tuple) and isinstance(gold.value, tuple) and claim.value[0] == "number" \
+        and gold.value[0] == "date"
+
+
 def hedged(answer: str, *explained: str) -> bool:
     """The answer hedges: a hedge word ("or", "maybe", "probably", ...) or "not sure" that none of `explained` (the
     gold, the question) uses. A hedge is a guess, even when it names the right value."""
@@ -290,4 +296,6 @@ def judge(answer: str, gold: Sequence[str], kind: str, question: str = "", lexic
     if others:
         return Judgement(False, f"states {len(others)} other {kind} value(s) besides or instead of the gold: "
                                 f"{', '.join(others[:5])}")
+    if not any(agree(c, t) and not _year_only(c, t) for c in said for t in targets):
+        return Judgement(False, f"states only the year of the {kind}")  # "2024", "July 2024": no date at all
     return Judgement(True, "")
