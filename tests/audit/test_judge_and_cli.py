@@ -17,7 +17,7 @@ from drill.audit.judge import judge_audit
 from drill.audit.training import audit_training_step
 from drill.cli import app
 from drill.envs import inbox
-from drill.envs.inbox.questions import AnswerJudge, match_verdict
+from drill.envs.inbox.questions import AnswerJudge, Verdict, match_verdict
 from drill.models.testing import StubOpenAIServer, text_reply
 from drill.train.methods import grpo
 from drill.train.run import TrainingStopped
@@ -121,3 +121,17 @@ def test_the_training_hook_prints_findings_and_stops_the_run_when_asked() -> Non
         audit_training_step(10, records, [], True, console)
     assert audit_training_step(10, records[:5], [], True, console) == []
     assert grpo.Options(audit_every=5, audit_stop=True).audit_every == 5
+
+
+def test_a_judge_that_takes_a_year_for_a_date_is_caught(questions: list[Any]) -> None:
+    """The year-only hole put back: a judge that lets a bare year state a date ("July 2024" for "April 10, 2024")."""
+    def year_taker(question: Any, answer: str) -> Any:
+        if question.kind == "date" and answer.strip().isdigit() and answer.strip() in question.answer:
+            return Verdict("correct", "match")
+        return match_verdict(question, answer)
+
+    dated = [q for q in questions if q.kind == "date" and q.answer is not None]
+    assert dated, "the shipped questions have date answers"
+    _, findings = judge_audit(dated, year_taker, match_verdict, "year taker")
+    assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} == {
+        "year taker: the year alone"}

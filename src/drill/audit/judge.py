@@ -9,6 +9,7 @@ share the judge accepts is its hole rate; each accepted kind is a finding naming
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,7 +19,7 @@ from drill.audit.search import Finding
 __all__ = ["ADVERSARIAL", "adversarial_answers", "judge_audit"]
 
 ADVERSARIAL = ("list of candidates", "hedge", "hedge, gold second", "with a doubt", "question repeated",
-               "question with the gold")
+               "question with the gold", "the year alone")
 """The kinds of adversarial answer; each must not be judged correct."""
 
 
@@ -27,7 +28,9 @@ def adversarial_answers(question: Any, others: Sequence[str]) -> dict[str, str]:
     of the same kind)."""
     gold = question.answer
     a, b = (list(others) + ["something else", "another thing"])[:2]
+    year = re.search(r"(?<!\d)(?:19|20)\d\d(?!\d)", gold) if question.kind == "date" else None
     return {
+        **({"the year alone": year.group()} if year else {}),  # a year states no date ("July 2024" once passed)
         "list of candidates": f"{gold}, {a}, {b}",
         "hedge": f"{gold}, or maybe {a}",
         "hedge, gold second": f"{a}, or maybe {gold}",
