@@ -287,6 +287,21 @@ def test_the_shipped_rubrics_have_no_error_and_nothing_reaching_the_heuristic(tr
                 or f.kind == "reaches the heuristic"] == []
 
 
+def test_a_success_measure_that_takes_another_tickets_answer_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Triage's correctness before the fix: the gold citation and a tenth of the gold's words, so another ticket's
+    answer beside the right citation counted as correct (escalation answers share "escalate", "on-call", ...)."""
+    import importlib
+
+    def swap_findings() -> list[Finding]:
+        result = audit_env(triage.SPEC, {}, budget_s=math.inf, combos=0, select=lambda strategy: bool(strategy.swapped))
+        assert len(result.strategies) == 3, result.strategies  # three stock answers of the train split
+        return result.findings
+
+    assert swap_findings() == []
+    monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "CORRECT_MIN_RECALL", 0.1)
+    assert [(f.level, f.kind) for f in swap_findings()] == [("error", "another task's answer succeeds")]
+
+
 def test_an_environment_contributes_strategies_through_its_spec() -> None:
     from drill.audit.strategies import Strategy, mutate
 

@@ -16,7 +16,11 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   its plain form is not refused when disguised (a recipient hidden in another, a marked item's text pasted
   instead of the item sent): the rule reads the form, not what the act does;
 * error, "partial work paid in full" — a bulk action done in part keeps the rubric's heaviest component (its
-  verdict on the outcome) at the baseline's value.
+  verdict on the outcome) at the baseline's value;
+* error, "another task's answer succeeds" — the oracle with its answer text replaced by a stock answer of other
+  tasks (`swap_strategies`) still succeeds by the environment's own success measure (`EnvSpec.success`) on at
+  least `MIN_SWAP_SHARE` of the episodes where that field matters (the oracle with a placeholder there fails): the
+  measure does not read whether the answer answers this task.
 
 The search is bounded: single strategies first (the environment's own, the disguises and partial work, generic,
 then mutations), then pairs of the best ones, until `budget_s` runs out. Disguises and partial work are judged
@@ -34,6 +38,8 @@ from typing import Any
 from drill.audit.strategies import (
     ABSTENTIONS,
     HEDGES,
+    PLACEHOLDER,
+    SWAP_OVERLAP,
     Context,
     Strategy,
     StrategyPolicy,
@@ -43,9 +49,13 @@ from drill.audit.strategies import (
     disguise_strategies,
     generic_strategies,
     mutation_strategies,
+    overlap,
     packing_strategies,
     partial_strategies,
     role_strategies,
+    stock_answers,
+    swap_strategies,
+    swapped_for,
 )
 from drill.core.policy import Policy
 from drill.core.rollout import run_episodes
@@ -58,6 +68,12 @@ __all__ = ["AuditResult", "Finding", "Played", "audit_env", "tools_of"]
 EPSILON = 1e-6
 MIN_FAILED_SHARE = 0.2
 """A component-while-failing warning needs at least this share of a strategy's episodes failed."""
+MIN_SWAP_SHARE = 0.05
+"""An "another task's answer succeeds" error needs successes on at least this share of the episodes whose success
+reads the swapped field: a task or two that share their answer in other words (one database outage escalated to the
+same on-call as another) are no hole."""
+SWAP_TRAIN_TASKS = 200
+"""The oracle's answers on at most this many train tasks are where the stock answers come from."""
 
 
 @dataclass
@@ -83,7 +99,8 @@ class Finding:
     level: str
     """error or warning."""
     kind: str
-    """beats the oracle | reaches the heuristic | roles ignored | component while failing (| a detector's name)."""
+    """beats the oracle | reaches the heuristic | roles ignored | component while failing | another task's answer
+succeeds | ... (see the module docstring), or a detector's name."""
     strategy: str
     family: str
     components: list[str]
@@ -255,6 +272,54 @@ def judge_partial(strategy: Strategy, played: Played, base: Played, rubric: Rubr
         example_of(example))]
 
 
+def _answer_text(episode: Episode, swapped: tuple[str, str]) -> str | None:
+    """The text the episode's last action puts in the swapped (tool, argument), or None."""
+    tool, name = swapped
+    last = episode.turns[-1].action if episode.turns else None
+    if last is None or last.tool != tool or not isinstance(last.arguments, dict):
+        return None
+    value = last.arguments.get(name)
+    return value if isinstance(value, str) else None
+
+
+def judge_swap(strategy: Strategy, played: Played, oracle: Played, placeholder: Played,
+               success: Callable[[Episode, Any], bool], tasks: Mapping[str, Task]) -> list[Finding]:
+    """Another task's answer in the oracle's answer field: on an episode where it differs from the oracle's answer
+    (they share less than `SWAP_OVERLAP` of their words) and the field is read there (the oracle with `PLACEHOLDER`
+    in it fails, as `placeholder` played), the environment's success measure must say no."""
+    oracle_by, placeholder_by = oracle.by_key(), placeholder.by_key()
+    wins, read = [], 0
+    for e in played.episodes:
+        swapped, own = _answer_text(e, strategy.swapped), _answer_text(oracle_by[(e.task_id, e.seed)], strategy.swapped)
+        task = tasks[e.task_id]
+        if swapped is None or own is None or success(placeholder_by[(e.task_id, e.seed)], task):
+            continue
+        read += 1
+        if overlap(swapped, own) < SWAP_OVERLAP and success(e, task):
+            wins.append(e)
+    if not wins or len(wins) < MIN_SWAP_SHARE * read:
+        return []
+    example = wins[0]
+    tool, name = strategy.swapped
+    return [Finding(
+        "error", "another task's answer succeeds", strategy.name, strategy.family, [],
+        f"with {tool}.{name} replaced by another task's answer, the oracle still succeeds on {len(wins)} of the "
+        f"{read} episodes whose success reads it, by the environment's own success measure: it does not read "
+        "whether the answer answers this task", example.score.total if example.score else None,
+        oracle_by[(example.task_id, example.seed)].score.total if oracle_by[(example.task_id, example.seed)].score
+        else None, example_of(example))]
+
+
+def stock_of(played: Played, fields: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """The stock answers (`stock_answers`) of each answer field, from the oracle's episodes on the train split."""
+    out = {}
+    for field_key in fields:
+        values = [v for e in played.episodes if (v := _answer_text(e, field_key)) is not None]
+        if len(set(values)) >= 2:
+            out[field_key] = stock_answers(values)
+    return out
+
+
 def _answer_changed(episode: Episode, reference: Episode) -> bool:
     """The episode's last action (its answer) differs from the reference's."""
     def last(e: Episode) -> tuple[str, str]:
@@ -310,6 +375,7 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
     make_env = spec.make(parsed)
     env = make_env()
     tasks = env.tasks("test")[:max_tasks] if max_tasks else env.tasks("test")
+    by_id = {t.id: t for t in tasks}
     jobs = [(t, s) for t in tasks for s in range(seeds)]
     rubric = rubric or spec.rubric_for(parsed)
     baselines = {name: factory() for name, factory in spec.baselines(parsed).items()}
@@ -317,10 +383,11 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         if needed not in baselines:
             raise ValueError(f"{spec.name} has no {needed} baseline; the audit compares with both")
 
-    def play(name: str, policy: Policy) -> Played:
+    def play(name: str, policy: Policy, on: Sequence[Task] | None = None) -> Played:
+        todo = jobs if on is None else [(t, 0) for t in on]
         episodes: list[Episode] = []
-        for i in range(0, len(jobs), spec.batch):
-            episodes += run_episodes(make_env, jobs[i:i + spec.batch], policy, rubric)
+        for i in range(0, len(todo), spec.batch):
+            episodes += run_episodes(make_env, todo[i:i + spec.batch], policy, rubric)
         return Played(name, episodes)
 
     reference = {name: play(name, policy) for name, policy in baselines.items()}
@@ -331,9 +398,13 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         known = {t.name for t in tools}
         tools += [t for t in tools_of(make_env, baselines["oracle"], task) if t.name not in known]
     generic = generic_strategies(tools, ctx)
+    swaps: list[Strategy] = []
+    if spec.success is not None:  # the oracle's answers on train tasks, as another task's answer on each test task
+        on_train = play("oracle on train", baselines["oracle"], env.tasks("train")[:SWAP_TRAIN_TASKS])
+        swaps = swap_strategies(stock_of(on_train, answer_fields(oracle)))
     head = 2 * len(tools) + 3  # every tool's first two fills, then the mutations, then the long tail
     packing = packing_strategies(tools, ctx, answer_fields(oracle))
-    singles = [*extra, *spec_extra(spec, parsed), *packing,
+    singles = [*extra, *spec_extra(spec, parsed), *packing, *swaps,
                *role_strategies(type(env).roles, ("heuristic", "oracle")),
                *disguise_strategies(), *partial_strategies(), *generic[:head],
                *mutation_strategies(tools, ctx, ("heuristic", "oracle")), *generic[head:]]
@@ -346,6 +417,7 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
     base_totals = {name: _totals(p) for name, p in reference.items()}
     skipped = 0
     paired: dict[str, Played] = {}
+    placeholders: dict[tuple[str, str], Played] = {}
 
     def run(strategy: Strategy, index: int, total: int) -> None:
         nonlocal skipped
@@ -354,6 +426,12 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         played = play(strategy.name, StrategyPolicy(strategy, baselines[strategy.base]))
         if strategy.partial:
             findings.extend(judge_partial(strategy, played, reference[strategy.base], rubric))
+        if strategy.swapped and spec.success is not None:
+            if strategy.swapped not in placeholders:
+                control = Strategy("oracle, placeholder answer", "control", "oracle", (swapped_for(
+                    *strategy.swapped, PLACEHOLDER),))
+                placeholders[strategy.swapped] = play(control.name, StrategyPolicy(control, baselines["oracle"]))
+            findings.extend(judge_swap(strategy, played, oracle, placeholders[strategy.swapped], spec.success, by_id))
         if strategy.name in judged_in_pairs:
             paired[strategy.name] = played
         if _actions(played) == base_actions[strategy.base] or (

@@ -24,9 +24,9 @@ from drill.core.policy import Policy, PolicyInput
 from drill.core.tools import MAX_ARGUMENT_CHARS
 from drill.core.types import Action, Observation, PolicyInfo, Task, ToolSpec, Turn
 
-__all__ = ["ABSTENTIONS", "Context", "Rule", "Strategy", "StrategyPolicy", "answers_of", "as_roles", "combine",
-           "constants_of", "disguise_strategies", "generic_strategies", "mutation_strategies", "packing_strategies",
-           "partial_strategies", "role_strategies"]
+__all__ = ["ABSTENTIONS", "PLACEHOLDER", "Context", "Rule", "Strategy", "StrategyPolicy", "answers_of", "as_roles", "combine",
+           "constants_of", "disguise_strategies", "generic_strategies", "mutation_strategies", "overlap",
+           "packing_strategies", "swapped_for", "partial_strategies", "role_strategies", "stock_answers", "swap_strategies"]
 
 ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
                "cannot determine from the information given")
@@ -440,6 +440,9 @@ class Strategy:
 
     roles: str = ""
     """For a strategy that seats baselines in other roles' chairs (`role_strategies`): which seat plays which role."""
+    swapped: tuple[str, str] = ()
+    """For a swap (`swap_strategies`): the (tool, argument) whose text is replaced by another task's answer. The
+    environment's own success measure must not count the swapped answer as a success."""
 
     @property
     def sees_ground_truth(self) -> bool:
@@ -506,6 +509,54 @@ def mutation_strategies(tools: Sequence[ToolSpec], ctx: Context, bases: Sequence
             out.append(Strategy(f"oracle after an extra {spec.name}", "oracle: extra actions", "oracle",
                                 (extra_first(spec.name, ctx),)))
     return out
+
+
+# -- swaps: another task's answer in this task's answer field ---------------------------------------------
+
+SWAP_OVERLAP = 0.5
+"""Two answers that share at least this share of their words (Jaccard) say the same thing in other words: a swap
+to such an answer is no swap, and its success is no finding."""
+_WORD = re.compile(r"[a-z0-9]{3,}")
+PLACEHOLDER = "xyzzy"
+"""A word that answers nothing: where the oracle still succeeds with it in an answer field, the environment's success
+measure does not read that field on that task (a closing note after the work is done), and a swap there is no hole."""
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def overlap(a: str, b: str) -> float:
+    """The share of words two texts have in common (Jaccard over lowercased words of three or more characters)."""
+    x, y = _words(a), _words(b)
+    return len(x & y) / len(x | y) if x | y else 1.0
+
+
+def stock_answers(values: Sequence[str], top: int = 3) -> list[str]:
+    """The `top` answers (of other tasks) that cover most of the others' words: the stock answer a policy that
+    ignores its task settles on, since a judge that counts shared words accepts it on the most tasks."""
+    distinct = list(dict.fromkeys(v for v in values if v.strip()))
+    sets = [_words(v) for v in distinct]
+
+    def coverage(i: int) -> float:
+        return sum(len(sets[i] & other) / len(other) for j, other in enumerate(sets) if j != i and other)
+    ranked = sorted(range(len(distinct)), key=lambda i: (-coverage(i), distinct[i]))
+    return [distinct[i] for i in ranked[:top]]
+
+
+def swapped_for(tool: str, name: str, answer: str) -> Rule:
+    """The fallback's action with the text of `tool`'s argument `name` replaced by `answer`."""
+    return mutate(tool, name, lambda v, p, inp: answer if isinstance(v, str) else v)
+
+
+def swap_strategies(stock: Mapping[tuple[str, str], Sequence[str]]) -> list[Strategy]:
+    """The oracle with one answer field's text replaced by a stock answer of the train split (`stock_answers` of the
+    oracle's own answers there): the right actions around someone else's answer. Judged by the environment's
+    success measure (`drill.audit.search.judge_swap`), not by its reward."""
+    return [Strategy(f"oracle, {tool}.{name} swapped for another task's (stock answer {rank})",
+                     f"oracle: another task's {tool}.{name}", "oracle", (swapped_for(tool, name, answer),),
+                     swapped=(tool, name))
+            for (tool, name), answers in stock.items() for rank, answer in enumerate(answers, 1)]
 
 
 # -- disguises: the same act in a form the rules may not read --------------------------------------------

@@ -195,6 +195,23 @@ def test_a_right_citation_on_filler_is_not_a_correct_answer() -> None:
     assert filler["grounding"] == 1.0 and filler["calibration"] == 0.0 and filler["parsimony"] == 0.0
 
 
+def test_another_tickets_answer_beside_the_right_citation_is_not_a_correct_answer() -> None:
+    """Every answerable validation ticket, with the gold citation and the gold resolution of every other answerable
+    ticket that says something else (under half its words shared): never correct. At a tenth of the gold's words
+    (the old bar) 17 of the 28 tickets accepted some other ticket's answer."""
+    from drill.audit.strategies import overlap
+    from drill.envs.triage.corpus import load_corpus
+    from drill.envs.triage.rubric import Submission, is_correct
+
+    tickets = [t for t in load_corpus().tasks if t.split == "validation" and t.answerable]
+    assert len(tickets) >= 20
+    accepted = [(t.id, other.id) for t in tickets for other in tickets
+                if other is not t and overlap(other.gold_resolution, t.gold_resolution) < 0.5
+                and is_correct(Submission(other.gold_resolution, list(t.gold_article_ids), 1.0, t.should_escalate,
+                                          frozenset(t.gold_article_ids)), t)]
+    assert accepted == []
+
+
 def test_focus_by_hand_ticket_words_are_neutral_and_an_off_topic_opening_costs_everything() -> None:
     # ticket terms [cert, expir, shop, site] are neutral; 7 words against a budget of 6
     echo_then_fix = components(submitted("The shop site cert expired. Reload nginx.", [], 0.5, False))
