@@ -19,8 +19,8 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   verdict on the outcome) at the baseline's value;
 * error, "another task's answer succeeds" — the oracle with its answer text replaced by a stock answer of other
   tasks (`swap_strategies`) still succeeds by the environment's own success measure (`EnvSpec.success`) on at
-  least `MIN_SWAP_SHARE` of the episodes where that field matters (the oracle with a placeholder there fails): the
-  measure does not read whether the answer answers this task.
+  least two and `MIN_SWAP_SHARE` of the episodes where that field matters (the oracle with a placeholder there
+  fails): the measure does not read whether the answer answers this task.
 
 The search is bounded: single strategies first (the environment's own, the disguises and partial work, generic,
 then mutations), then pairs of the best ones, until `budget_s` runs out. Disguises and partial work are judged
@@ -70,8 +70,8 @@ MIN_FAILED_SHARE = 0.2
 """A component-while-failing warning needs at least this share of a strategy's episodes failed."""
 MIN_SWAP_SHARE = 0.05
 """An "another task's answer succeeds" error needs successes on at least this share of the episodes whose success
-reads the swapped field: a task or two that share their answer in other words (one database outage escalated to the
-same on-call as another) are no hole."""
+reads the swapped field, and on at least two: a task or two that share their answer in other words (one database
+outage escalated to the same on-call as another) are no hole."""
 SWAP_TRAIN_TASKS = 200
 """The oracle's answers on at most this many train tasks are where the stock answers come from."""
 
@@ -297,7 +297,7 @@ def judge_swap(strategy: Strategy, played: Played, oracle: Played, placeholder: 
         read += 1
         if overlap(swapped, own) < SWAP_OVERLAP and success(e, task):
             wins.append(e)
-    if not wins or len(wins) < MIN_SWAP_SHARE * read:
+    if len(wins) < max(2, MIN_SWAP_SHARE * read):
         return []
     example = wins[0]
     tool, name = strategy.swapped

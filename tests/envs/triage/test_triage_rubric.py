@@ -195,21 +195,51 @@ def test_a_right_citation_on_filler_is_not_a_correct_answer() -> None:
     assert filler["grounding"] == 1.0 and filler["calibration"] == 0.0 and filler["parsimony"] == 0.0
 
 
-def test_another_tickets_answer_beside_the_right_citation_is_not_a_correct_answer() -> None:
-    """Every answerable validation ticket, with the gold citation and the gold resolution of every other answerable
-    ticket that says something else (under half its words shared): never correct. At a tenth of the gold's words
-    (the old bar) 17 of the 28 tickets accepted some other ticket's answer."""
+def stock_answer_hits(monkeypatch: pytest.MonkeyPatch, key_recall: float) -> tuple[int, int]:
+    """The most answerable validation and test tickets any train ticket's gold resolution is correct on, as a stock
+    answer beside each ticket's own gold citation (pairs that share half their words left out), and how many there
+    are."""
+    import importlib
+
     from drill.audit.strategies import overlap
     from drill.envs.triage.corpus import load_corpus
     from drill.envs.triage.rubric import Submission, is_correct
 
-    tickets = [t for t in load_corpus().tasks if t.split == "validation" and t.answerable]
-    assert len(tickets) >= 20
-    accepted = [(t.id, other.id) for t in tickets for other in tickets
-                if other is not t and overlap(other.gold_resolution, t.gold_resolution) < 0.5
-                and is_correct(Submission(other.gold_resolution, list(t.gold_article_ids), 1.0, t.should_escalate,
-                                          frozenset(t.gold_article_ids)), t)]
-    assert accepted == []
+    monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "CORRECT_MIN_KEY_RECALL", key_recall)
+    tickets = [t for t in load_corpus().tasks if t.answerable]
+    held_out = [t for t in tickets if t.split in ("validation", "test")]
+    best = max(sum(is_correct(Submission(stock.gold_resolution, list(t.gold_article_ids), 1.0, t.should_escalate,
+                                         frozenset(t.gold_article_ids)), t)
+                   for t in held_out if overlap(stock.gold_resolution, t.gold_resolution) < 0.5)
+               for stock in tickets if stock.split == "train")
+    return best, len(held_out)
+
+
+def test_a_stock_answer_beside_the_right_citation_is_rarely_a_correct_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the key terms, one train ticket's answer beside the gold citation was correct on 19 of 129 held-out
+    tickets (words every escalation answer shares). With them, the best stock answer, an expired certificate's
+    procedure, is correct on 9 tickets, all certificate problems: ROUGE cannot tell a neighbouring ticket's steps
+    from this one's, and that residue is pinned here."""
+    from drill.envs.triage.rubric import CORRECT_MIN_KEY_RECALL
+
+    assert stock_answer_hits(monkeypatch, CORRECT_MIN_KEY_RECALL) == (9, 129)
+    assert stock_answer_hits(monkeypatch, 0.0) == (19, 129)
+
+
+def test_key_terms_are_the_gold_terms_few_answers_use() -> None:
+    from drill.envs.triage.corpus import with_key_terms
+
+    systems = ["kerberos", "openssh", "gnupg", "vault", "ldap", "radius", "okta", "duo", "yubikey", "tls", "ipsec",
+               "wireguard", "openvpn", "saml", "oauth", "jenkins", "gitlab", "docker", "nginx", "postgres"]
+    tasks = [TASK.model_copy(update={"id": f"T-{i}", "gold_resolution": f"Escalate to the security on-call; rotate the "
+                                                                      f"{name} keys."})
+             for i, name in enumerate(systems)]
+    keyed = with_key_terms([*tasks, UNANSWERABLE])  # 20 answerable: a key term is in at most one gold
+    assert keyed[0].key_terms == ["kerbero"] and keyed[-1].key_terms == []  # stems; the shared words are in every gold
+    # a third of the gold's terms each, with its citation: only the one with the key term is a correct answer
+    wrong = submitted("Escalate to security.", ["KB-SEC-0001"], 1.0, False)
+    right = submitted("Kerberos keys.", ["KB-SEC-0001"], 1.0, False)
+    assert components(wrong, keyed[0])["calibration"] == 0.0 and components(right, keyed[0])["calibration"] == 1.0
 
 
 def test_focus_by_hand_ticket_words_are_neutral_and_an_off_topic_opening_costs_everything() -> None:

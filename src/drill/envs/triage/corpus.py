@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from drill.core.types import Task
+from drill.envs.triage.text import content_terms
 
 DEFAULT_DATA_DIR = Path(__file__).parent / "data"
 CORPUS_FILES = ("articles.json", "tickets.json", "incidents.json", "tasks.json")
@@ -73,6 +76,9 @@ class TriageTask(Task):
     should_escalate: bool
     answerable: bool
     area: str
+    key_terms: list[str] = []
+    """The gold resolution's content terms that few answers of the corpus use (`with_key_terms`): what sets this
+    answer apart from another ticket's. Derived when the corpus loads; empty means every gold term counts."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +140,22 @@ def _check_references(corpus: Corpus) -> None:
         raise CorpusError(f"triage corpus in {corpus.data_dir} is inconsistent:\n  " + "\n  ".join(problems[:20]))
 
 
+KEY_TERM_SHARE = 0.05
+"""A gold term is a key term when at most this share of the corpus's answerable tickets use it in their gold
+resolutions ("escalate", "on-call", "check" are not; "swanctl", "KSK", "registrar" are)."""
+
+
+def with_key_terms(tasks: Sequence[TriageTask]) -> tuple[TriageTask, ...]:
+    """The answerable tasks with `key_terms` set from the document frequency of terms over their golds (an
+    unanswerable task is never correct, so it needs none)."""
+    answerable = [t for t in tasks if t.answerable]
+    frequency = Counter(term for t in answerable for term in set(content_terms(t.gold_resolution)))
+    limit = KEY_TERM_SHARE * len(answerable)
+    return tuple(t.model_copy(update={"key_terms": sorted(
+        term for term in set(content_terms(t.gold_resolution)) if frequency[term] <= limit)}) if t.answerable else t
+        for t in tasks)
+
+
 @functools.lru_cache(maxsize=8)
 def _load(resolved_dir: str) -> Corpus:
     folder = Path(resolved_dir)
@@ -142,7 +164,7 @@ def _load(resolved_dir: str) -> Corpus:
         articles=_by_id(_read_records(folder / "articles.json", Article), "articles.json"),
         tickets=_by_id(_read_records(folder / "tickets.json", Ticket), "tickets.json"),
         incidents=_by_id(_read_records(folder / "incidents.json", Incident), "incidents.json"),
-        tasks=tuple(_read_records(folder / "tasks.json", TriageTask)),
+        tasks=with_key_terms(_read_records(folder / "tasks.json", TriageTask)),
     )
     _check_references(corpus)
     return corpus

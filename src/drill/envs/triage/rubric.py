@@ -13,7 +13,7 @@ invalid `submit_resolution`. The formulas are in this package's README; in short
                agent never saw that id (reader: not in the prompt; agent: not in a search result or opened record).
 * calibration  0 when the escalation decision is wrong, else 1 - (confidence - correct)^2, where correct
                means the ticket is answerable and the answer is right: ROUGE-L recall >= 0.5, or
-               grounding > 0.5 with recall >= 0.35 (see `is_correct`).
+               grounding > 0.5 with recall >= 0.1 and 15% of the gold's key terms (see `is_correct`).
 * parsimony    brevity x focus: brevity = min(1, budget / words), budget = max(gold words, ticket words);
                focus = the lowest share, over the answer's sentence prefixes, of its content words that occur
                in the gold (ticket words are neutral). 0 when empty.
@@ -54,13 +54,16 @@ Without the cap, an answer with its sentence boundaries removed is one long firs
 scores higher than the same words with their full stops (`drill audit triage` found it). A first sentence with
 fewer judged words still ends the grace at its full stop, so that padding after it never pays; removing that stop
 can lift a short off-topic opening ("Hello there."), never above the same answer without it."""
-CORRECT_MIN_RECALL = 0.35
-"""A grounded answer must still cover this much of the gold (ROUGE-L recall): a right citation on filler, or on
-another ticket's answer, is wrong. At 0.1 the gold citation beside another ticket's gold resolution counted as correct
-on 176 of 183 train tickets for some other ticket (escalation golds share "escalate to Security Operations on-call"),
-and one stock answer on 16 of 101 answerable test tickets (`drill audit`'s "another task's answer succeeds"). At 0.35
-no other ticket's gold passes on any validation or test ticket unless it says the same (one pair: two database
-outages escalated to the same on-call)."""
+CORRECT_MIN_RECALL = 0.1
+"""A grounded answer must still cover this much of the gold (ROUGE-L recall): a right citation on filler is wrong."""
+CORRECT_MIN_KEY_RECALL = 0.15
+"""... and this share of the gold's key terms (`TriageTask.key_terms`, the terms few other answers use): a right
+citation on another ticket's answer is wrong. With ROUGE-L recall alone, the gold citation beside another ticket's gold
+resolution counted as correct on 17 of 28 validation tickets for some other ticket, and one stock answer on 16 of 101
+answerable test tickets, through words every escalation answer shares ("escalate", "security", "on-call"); a bar on
+ROUGE-L recall high enough to stop that (0.35) also failed the extractive teacher's right answers, the shown
+article's steps, on 69% of the train tickets that need no escalation (`drill audit`: "another task's answer
+succeeds")."""
 
 
 
@@ -152,13 +155,20 @@ def grounding_score(episode: Episode, task: TriageTask) -> float:
 
 def is_correct(sub: Submission, task: TriageTask) -> bool:
     """The answer is right: the escalation decision matches, the KB answers the ticket, and the text covers
-    half the gold (ROUGE-L recall >= 0.5) or cites it (grounding > 0.5) while covering over a third of it
-    (`CORRECT_MIN_RECALL`)."""
+    half the gold (ROUGE-L recall >= 0.5) or cites it (grounding > 0.5) while covering a tenth of it and 15% of its
+    key terms (`key_recall`)."""
     if sub.escalate != task.should_escalate or not task.answerable:
         return False
     recall = rouge_l(sub.resolution, task.gold_resolution)[1]
-    return recall >= CORRECT_ROUGE_RECALL or (grounding_of(sub, task) > CORRECT_GROUNDING
-                                               and recall >= CORRECT_MIN_RECALL)
+    return recall >= CORRECT_ROUGE_RECALL or (
+        grounding_of(sub, task) > CORRECT_GROUNDING and recall >= CORRECT_MIN_RECALL
+        and key_recall(sub.resolution, task) >= CORRECT_MIN_KEY_RECALL)
+
+
+def key_recall(resolution: str, task: TriageTask) -> float:
+    """The share of the gold's key terms (every gold term for a task without them) that the answer uses."""
+    key = set(task.key_terms) or set(content_terms(task.gold_resolution))
+    return len(key & set(content_terms(resolution))) / len(key) if key else 0.0
 
 
 def calibration_score(episode: Episode, task: TriageTask) -> float:
