@@ -16,10 +16,11 @@ The same run from the command line (the script prints it too):
         --tool-listing compact --prefill '<tool_call>\\n{"name": "submit_resolution", "arguments": {"resolution": "' \\
         --eval-tasks 116 --eval-baseline heuristic --eval-baseline oracle --output-dir runs/sft-cpu-proof
 
-Task success (what the issue asks the adapter to beat the heuristic on): an accepted submission whose
-escalation decision is right and, on an answerable ticket, whose answer is correct by the rubric's own
-`is_correct` (ROUGE-L recall >= 0.5 against the gold, or the gold cited with recall >= 0.1); on an
-unanswerable ticket, one that escalates and cites nothing.
+Task success (what the issue asks the adapter to beat the heuristic on) is the environment's own
+(`drill.envs.triage.spec.success`): an accepted submission whose escalation decision is right and, on an
+answerable ticket, whose answer is correct by the rubric's `is_correct` (ROUGE-L recall >= 0.5 against the gold,
+or the gold cited with recall >= 0.1 and 15% of the gold's key terms); on an unanswerable ticket, one that
+escalates and cites nothing.
 
 Why these settings. No demonstrations: SFT teaches the reply format, and without the two worked examples the
 prompt is 382 tokens instead of ~1,000, which is what makes a full pass over the training split affordable
@@ -42,19 +43,11 @@ from typing import Any
 import torch
 
 from drill.core.types import Episode
-from drill.envs.triage.corpus import TriageTask
-from drill.envs.triage.rubric import is_correct, submission
+from drill.envs.triage.spec import success as task_success
 from drill.train import RunConfig, train
 from drill.train.methods import sft
 
 PREFILL = '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'
-
-
-def task_success(episode: Episode, task: TriageTask) -> bool:
-    sub = submission(episode)
-    if sub is None or sub.escalate != task.should_escalate:
-        return False
-    return is_correct(sub, task) if task.answerable else not sub.citations
 
 
 def main() -> None:
