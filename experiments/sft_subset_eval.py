@@ -20,6 +20,7 @@ import torch
 
 from drill.core.rollout import run_episodes
 from drill.envs import triage
+from drill.models.adapters import read_adapter_settings
 from drill.models.policy import build_llm_policy
 from drill.models.base import SamplingParams
 from drill.models.prompt import LLMOptions, PolicyOptions
@@ -38,6 +39,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    trained = read_adapter_settings(args.adapter)
+    prompted = {"tool_listing": "compact", "prefill": PREFILL, "demos": 0}
+    if trained is not None and any(trained.prompt.get(k, v) != v for k, v in prompted.items()):
+        raise SystemExit(f"{args.adapter} was trained with prompt settings {trained.prompt}; this script prompts with "
+                         f"{prompted}: evaluate it with `drill eval triage --policy lora:{args.adapter}` instead")
     target = load_target("triage", {"k": 1})
     tasks = heldout_tasks(target, args.tasks, 0)
     options = LLMOptions(prompt=PolicyOptions(sampling=SamplingParams(max_new_tokens=args.max_new_tokens,

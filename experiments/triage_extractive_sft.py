@@ -89,6 +89,7 @@ def main() -> None:
     command = ["drill", "train", "triage", "-E", "k=1", "--stage",
                f"sft:source=results:{source},epochs={args.epochs}", "--lr", str(args.lr), "--max-new-tokens",
                str(args.max_new_tokens), "--tool-listing", "compact", "--prefill", PREFILL.replace("\n", "\\n"),
+               "--demos", "0",  # as run on 2026-11-24; `drill train triage` now adds two worked examples by default
                "--eval-tasks", "0", "--output-dir", str(args.output_dir)]
     print("$ " + " ".join(command), flush=True)
     started = time.perf_counter()
