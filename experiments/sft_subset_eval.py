@@ -37,6 +37,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=24)
     parser.add_argument("--max-new-tokens", type=int, default=192)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--split", default="test", help="the proofs were measured on test (heldout_tasks now defaults "
+                                                        "to validation)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     trained = read_adapter_settings(args.adapter)
@@ -45,7 +47,7 @@ def main() -> None:
         raise SystemExit(f"{args.adapter} was trained with prompt settings {trained.prompt}; this script prompts with "
                          f"{prompted}: evaluate it with `drill eval triage --policy lora:{args.adapter}` instead")
     target = load_target("triage", {"k": 1})
-    tasks = heldout_tasks(target, args.tasks, 0)
+    tasks = heldout_tasks(target, args.tasks, 0, args.split)
     options = LLMOptions(prompt=PolicyOptions(sampling=SamplingParams(max_new_tokens=args.max_new_tokens,
                                                                        temperature=0.0, seed=0),
                                               tool_listing="compact", prefill=PREFILL))
@@ -61,7 +63,7 @@ def main() -> None:
         scores = [e.score for e in episodes]
         parts = " ".join(f"{c} {np.mean([s.components[c] for s in scores]):.3f}" for c in scores[0].components)
         success = np.mean([task_success(e, by_id[e.task_id]) for e in episodes])
-        print(f"{name:<10} total {np.mean([s.total for s in scores]):.3f}  success {success:.3f}  {parts}  "
+        print(f"{name:<10} {len(episodes)} {args.split} tickets, total {np.mean([s.total for s in scores]):.3f}  success {success:.3f}  {parts}  "
               f"({time.perf_counter() - started:.0f}s)", flush=True)
         if name == "trained":
             for e in episodes[:3]:
