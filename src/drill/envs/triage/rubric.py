@@ -11,9 +11,11 @@ invalid `submit_resolution`. The formulas are in this package's README; in short
                unanswerable: 1 with no citations, else (1 - fabricated share) / (1 + n citations).
                Precision counts every citation, repeats included; a citation is fabricated when the
                agent never saw that id (reader: not in the prompt; agent: not in a search result or opened record).
-* calibration  0 when the escalation decision is wrong, else 1 - (confidence - correct)^2, where correct
+* calibration  0 when the escalation decision is wrong, else 1 - (confidence - correct)^2 (for a hedge, an answer
+               that covers the gold but is less than a fifth the gold's, the lower of correct = 0 and 1), where correct
                means the ticket is answerable and the answer is right: ROUGE-L recall >= 0.5, or
-               grounding > 0.5 with recall >= 0.1 and 15% of the gold's key terms (see `is_correct`).
+               grounding > 0.5 with recall >= 0.1 and 15% of the gold's key terms; and ROUGE-L
+               precision >= 0.2 either way (see `is_correct`).
 * parsimony    brevity x focus: brevity = min(1, budget / words), budget = max(gold words, ticket words);
                focus = the lowest share, over the answer's sentence prefixes, of its content words that occur
                in the gold (ticket words are neutral). 0 when empty.
@@ -48,6 +50,12 @@ CORRECT_ROUGE_RECALL = 0.5
 """ROUGE-L recall against the gold at or above which an answer counts as correct without a gold citation."""
 CORRECT_GROUNDING = 0.5
 """Citation grounding above which a cited answer can count as correct (one gold article among three cited is not)."""
+CORRECT_MIN_PRECISION = 0.2
+"""ROUGE-L precision against the gold below which no answer is correct: an answer that lists several candidates
+(every shown article's steps, the right one among them) covers the gold, but most of it is about something else. At
+k=5 on the 183 answerable train tickets, the shown articles' steps with the gold cited were correct on 181 with all
+five articles' steps, 177 with three and 173 with two; with the floor, on 0, 29 and 111, and the gold article's steps
+alone on 160 instead of 170 (experiments/LOG.md, 2026-11-27)."""
 FIRST_SENTENCE_GRACE = 3
 """Focus judges the first sentence as a whole only up to this many judged words; after them, every word counts.
 Without the cap, an answer with its sentence boundaries removed is one long first sentence judged as a whole, and
@@ -61,10 +69,10 @@ CORRECT_MIN_KEY_RECALL = 0.15
 citation on another ticket's answer is wrong. With ROUGE-L recall alone, one train answer beside the gold citation
 counted as correct on 19 of the 129 answerable validation and test tickets, through words every escalation answer
 shares ("escalate", "security", "on-call"); with the key terms, on 9 (certificate problems beside an expired
-certificate's procedure). A bar on ROUGE-L recall high enough to stop that (0.35) also failed the extractive
-teacher's right answers, the shown article's steps, on 69% of the train tickets that need no escalation. A neighbouring
-ticket's answer on the same topic can still pass: word overlap cannot tell its steps from these (experiments/LOG.md,
-2026-11-27)."""
+certificate's procedure), and with `CORRECT_MIN_PRECISION` too, on 4. A bar on ROUGE-L recall high enough to stop
+that (0.35) also failed the extractive teacher's right answers, the shown article's steps, on 69% of the train
+tickets that need no escalation. A neighbouring ticket's answer on the same topic can still pass: word overlap
+cannot tell its steps from these (experiments/LOG.md, 2026-11-27)."""
 
 
 
@@ -155,15 +163,27 @@ def grounding_score(episode: Episode, task: TriageTask) -> float:
 
 
 def is_correct(sub: Submission, task: TriageTask) -> bool:
-    """The answer is right: the escalation decision matches, the KB answers the ticket, and the text covers
-    half the gold (ROUGE-L recall >= 0.5) or cites it (grounding > 0.5) while covering a tenth of it and 15% of its
-    key terms (`key_recall`)."""
+    """The answer is right: the escalation decision matches, the KB answers the ticket, and the text covers the gold
+    (`covers_gold`) without being mostly about something else (ROUGE-L precision >= 0.2, `CORRECT_MIN_PRECISION`):
+    a list of candidates is not an answer."""
     if sub.escalate != task.should_escalate or not task.answerable:
         return False
+    return covers_gold(sub, task) and rouge_l(sub.resolution, task.gold_resolution)[0] >= CORRECT_MIN_PRECISION
+
+
+def covers_gold(sub: Submission, task: TriageTask) -> bool:
+    """The text covers half the gold (ROUGE-L recall >= 0.5), or cites it (grounding > 0.5) while covering a tenth of
+    it and 15% of its key terms (`key_recall`)."""
     recall = rouge_l(sub.resolution, task.gold_resolution)[1]
     return recall >= CORRECT_ROUGE_RECALL or (
         grounding_of(sub, task) > CORRECT_GROUNDING and recall >= CORRECT_MIN_RECALL
         and key_recall(sub.resolution, task) >= CORRECT_MIN_KEY_RECALL)
+
+
+def is_hedge(sub: Submission, task: TriageTask) -> bool:
+    """The text covers the gold but is mostly about something else: the right answer among other candidates."""
+    return (task.answerable and covers_gold(sub, task)
+            and rouge_l(sub.resolution, task.gold_resolution)[0] < CORRECT_MIN_PRECISION)
 
 
 def key_recall(resolution: str, task: TriageTask) -> float:
@@ -173,11 +193,15 @@ def key_recall(resolution: str, task: TriageTask) -> float:
 
 
 def calibration_score(episode: Episode, task: TriageTask) -> float:
-    """Brier-style: 1 - (confidence - correct)^2, and 0 for a wrong escalation decision."""
+    """Brier-style: 1 - (confidence - correct)^2, and 0 for a wrong escalation decision. A hedge (`is_hedge`) scores
+    the worse of the two readings, right and wrong: scored as a wrong answer, padding a right answer stated at low
+    confidence until it became a hedge would raise its calibration; scored 0, a hedger's escalation would go unpaid."""
     sub = submission(episode)
     triage = task
     if sub is None or sub.escalate != triage.should_escalate:
         return 0.0
+    if is_hedge(sub, triage):
+        return min(1.0 - sub.confidence ** 2, 1.0 - (sub.confidence - 1.0) ** 2)
     return 1.0 - (sub.confidence - float(is_correct(sub, triage))) ** 2
 
 
