@@ -196,10 +196,11 @@ def test_a_right_citation_on_filler_is_not_a_correct_answer() -> None:
     assert filler["grounding"] == 1.0 and filler["calibration"] == 0.0 and filler["parsimony"] == 0.0
 
 
-def stock_answer_hits(monkeypatch: pytest.MonkeyPatch, key_recall: float, precision: float) -> tuple[int, int]:
-    """The most answerable validation and test tickets any train ticket's gold resolution is correct on, as a stock
-    answer beside each ticket's own gold citation (pairs that share half their words left out), and how many there
-    are."""
+def stock_answer_hits(monkeypatch: pytest.MonkeyPatch, key_recall: float, precision: float,
+                      stock_id: str | None = None) -> tuple[int, str, int]:
+    """The most answerable validation and test tickets a train ticket's gold resolution (every one, or `stock_id`'s)
+    is correct on, as a stock answer beside each ticket's own gold citation (pairs that share half their words left
+    out); which train ticket that is; and how many held-out tickets there are."""
     import importlib
 
     from drill.audit.strategies import overlap
@@ -211,21 +212,23 @@ def stock_answer_hits(monkeypatch: pytest.MonkeyPatch, key_recall: float, precis
     monkeypatch.setattr(rubric_module, "CORRECT_MIN_PRECISION", precision)
     tickets = [t for t in load_corpus().tasks if t.answerable]
     held_out = [t for t in tickets if t.split in ("validation", "test")]
-    best = max(sum(is_correct(Submission(stock.gold_resolution, list(t.gold_article_ids), 1.0, t.should_escalate,
-                                         frozenset(t.gold_article_ids)), t)
-                   for t in held_out if overlap(stock.gold_resolution, t.gold_resolution) < 0.5)
-               for stock in tickets if stock.split == "train")
-    return best, len(held_out)
+    best, best_id = max((sum(is_correct(Submission(stock.gold_resolution, list(t.gold_article_ids), 1.0,
+                                                   t.should_escalate, frozenset(t.gold_article_ids)), t)
+                             for t in held_out if overlap(stock.gold_resolution, t.gold_resolution) < 0.5), stock.id)
+                        for stock in tickets if stock.split == "train" and stock_id in (None, stock.id))
+    return best, best_id, len(held_out)
 
 
 def test_a_stock_answer_beside_the_right_citation_is_rarely_a_correct_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without the key terms and the precision floor, one train ticket's answer beside the gold citation was correct
-    on 19 of 129 held-out tickets (words every escalation answer shares). With them, the best stock answer is correct
-    on 4: tickets on the stock answer's own topic, whose steps ROUGE cannot tell apart; that residue is pinned here."""
+    """Without the key terms and the precision floor, one train ticket's answer (T-0183's) beside the gold citation
+    was correct on 19 of 129 held-out tickets (words every escalation answer shares). With them, the best stock answer
+    is correct on 4: tickets on its own topic, whose steps ROUGE cannot tell apart; that residue is pinned here."""
     from drill.envs.triage.rubric import CORRECT_MIN_KEY_RECALL, CORRECT_MIN_PRECISION
 
-    assert stock_answer_hits(monkeypatch, CORRECT_MIN_KEY_RECALL, CORRECT_MIN_PRECISION) == (4, 129)
-    assert stock_answer_hits(monkeypatch, 0.0, 0.0) == (19, 129)
+    best, _, held_out = stock_answer_hits(monkeypatch, CORRECT_MIN_KEY_RECALL, CORRECT_MIN_PRECISION)
+    assert (best, held_out) == (4, 129)
+    assert stock_answer_hits(monkeypatch, 0.0, 0.0, "T-0183") == (19, "T-0183", 129)
+    assert stock_answer_hits(monkeypatch, CORRECT_MIN_KEY_RECALL, CORRECT_MIN_PRECISION, "T-0183")[0] <= 4
 
 
 def test_every_shown_articles_steps_with_the_gold_cited_is_not_a_correct_answer() -> None:
