@@ -19,8 +19,8 @@ The same run from the command line (the script prints it too):
 Task success (what the issue asks the adapter to beat the heuristic on) is the environment's own
 (`drill.envs.triage.spec.success`): an accepted submission whose escalation decision is right and, on an
 answerable ticket, whose answer is correct by the rubric's `is_correct` (ROUGE-L recall >= 0.5 against the gold,
-or the gold cited with recall >= 0.1 and 15% of the gold's key terms); on an unanswerable ticket, one that
-escalates and cites nothing.
+or the gold cited with recall >= 0.1 and 15% of the gold's key terms, and precision >= 0.2 either way); on an
+unanswerable ticket, one that escalates and cites nothing.
 
 Why these settings. No demonstrations: SFT teaches the reply format, and without the two worked examples the
 prompt is 382 tokens instead of ~1,000, which is what makes a full pass over the training split affordable

@@ -63,7 +63,8 @@ def main() -> None:
         scores = [e.score for e in episodes]
         parts = " ".join(f"{c} {np.mean([s.components[c] for s in scores]):.3f}" for c in scores[0].components)
         success = np.mean([task_success(e, by_id[e.task_id]) for e in episodes])
-        print(f"{name:<10} {len(episodes)} {args.split} tickets, total {np.mean([s.total for s in scores]):.3f}  success {success:.3f}  {parts}  "
+        print(f"{name:<10} {len(episodes)} {args.split} tickets, total {np.mean([s.total for s in scores]):.3f}  "
+              f"success {success:.3f}  {parts}  "
               f"({time.perf_counter() - started:.0f}s)", flush=True)
         if name == "trained":
             for e in episodes[:3]:

@@ -38,7 +38,6 @@ from typing import Any
 from drill.audit.strategies import (
     ABSTENTIONS,
     HEDGES,
-    PLACEHOLDER,
     SWAP_OVERLAP,
     Context,
     Strategy,
@@ -52,10 +51,10 @@ from drill.audit.strategies import (
     overlap,
     packing_strategies,
     partial_strategies,
+    placeholder_control,
     role_strategies,
     stock_answers,
     swap_strategies,
-    swapped_for,
 )
 from drill.core.policy import Policy
 from drill.core.rollout import run_episodes
@@ -99,8 +98,8 @@ class Finding:
     level: str
     """error or warning."""
     kind: str
-    """beats the oracle | reaches the heuristic | roles ignored | component while failing | another task's answer
-succeeds | ... (see the module docstring), or a detector's name."""
+    """A verdict of the module docstring ("beats the oracle", "another task's answer succeeds", ...) or a
+    detector's name."""
     strategy: str
     family: str
     components: list[str]
@@ -285,7 +284,7 @@ def _answer_text(episode: Episode, swapped: tuple[str, str]) -> str | None:
 def judge_swap(strategy: Strategy, played: Played, oracle: Played, placeholder: Played,
                success: Callable[[Episode, Any], bool], tasks: Mapping[str, Task]) -> list[Finding]:
     """Another task's answer in the oracle's answer field: on an episode where it differs from the oracle's answer
-    (they share less than `SWAP_OVERLAP` of their words) and the field is read there (the oracle with `PLACEHOLDER`
+    (they share less than `SWAP_OVERLAP` of their words) and the field is read there (the oracle with a placeholder
     in it fails, as `placeholder` played), the environment's success measure must say no."""
     oracle_by, placeholder_by = oracle.by_key(), placeholder.by_key()
     wins, read = [], 0
@@ -300,14 +299,14 @@ def judge_swap(strategy: Strategy, played: Played, oracle: Played, placeholder: 
     if len(wins) < max(2, MIN_SWAP_SHARE * read):
         return []
     example = wins[0]
+    reference = oracle_by[(example.task_id, example.seed)]
     tool, name = strategy.swapped
     return [Finding(
         "error", "another task's answer succeeds", strategy.name, strategy.family, [],
         f"with {tool}.{name} replaced by another task's answer, the oracle still succeeds on {len(wins)} of the "
         f"{read} episodes whose success reads it, by the environment's own success measure: it does not read "
         "whether the answer answers this task", example.score.total if example.score else None,
-        oracle_by[(example.task_id, example.seed)].score.total if oracle_by[(example.task_id, example.seed)].score
-        else None, example_of(example))]
+        reference.score.total if reference.score else None, example_of(example))]
 
 
 def stock_of(played: Played, fields: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
@@ -428,8 +427,7 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
             findings.extend(judge_partial(strategy, played, reference[strategy.base], rubric))
         if strategy.swapped and spec.success is not None:
             if strategy.swapped not in placeholders:
-                control = Strategy("oracle, placeholder answer", "control", "oracle", (swapped_for(
-                    *strategy.swapped, PLACEHOLDER),))
+                control = placeholder_control(strategy.swapped)
                 placeholders[strategy.swapped] = play(control.name, StrategyPolicy(control, baselines["oracle"]))
             findings.extend(judge_swap(strategy, played, oracle, placeholders[strategy.swapped], spec.success, by_id))
         if strategy.name in judged_in_pairs:

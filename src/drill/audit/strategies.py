@@ -24,9 +24,10 @@ from drill.core.policy import Policy, PolicyInput
 from drill.core.tools import MAX_ARGUMENT_CHARS
 from drill.core.types import Action, Observation, PolicyInfo, Task, ToolSpec, Turn
 
-__all__ = ["ABSTENTIONS", "PLACEHOLDER", "Context", "Rule", "Strategy", "StrategyPolicy", "answers_of", "as_roles", "combine",
-           "constants_of", "disguise_strategies", "generic_strategies", "mutation_strategies", "overlap",
-           "packing_strategies", "swapped_for", "partial_strategies", "role_strategies", "stock_answers", "swap_strategies"]
+__all__ = ["ABSTENTIONS", "PLACEHOLDER", "Context", "Rule", "Strategy", "StrategyPolicy", "answers_of", "as_roles",
+           "combine", "constants_of", "disguise_strategies", "generic_strategies", "mutation_strategies", "overlap",
+           "packing_strategies", "partial_strategies", "placeholder_control", "role_strategies", "stock_answers",
+           "swap_strategies", "swapped_for"]
 
 ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
                "cannot determine from the information given")
@@ -547,6 +548,11 @@ def stock_answers(values: Sequence[str], top: int = 3) -> list[str]:
 def swapped_for(tool: str, name: str, answer: str) -> Rule:
     """The fallback's action with the text of `tool`'s argument `name` replaced by `answer`."""
     return mutate(tool, name, lambda v, p, inp: answer if isinstance(v, str) else v)
+
+
+def placeholder_control(swapped: tuple[str, str]) -> Strategy:
+    """The oracle with `PLACEHOLDER` in the swapped (tool, argument): where it still succeeds, the field is not read."""
+    return Strategy("oracle, placeholder answer", "control", "oracle", (swapped_for(*swapped, PLACEHOLDER),))
 
 
 def swap_strategies(stock: Mapping[tuple[str, str], Sequence[str]]) -> list[Strategy]:

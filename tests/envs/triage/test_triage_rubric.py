@@ -261,6 +261,20 @@ def test_every_shown_articles_steps_with_the_gold_cited_is_not_a_correct_answer(
         "T-0135"]
 
 
+def test_a_hedge_is_not_correct_and_scores_the_lower_of_its_two_calibrations() -> None:
+    """The gold's whole text (recall 1) inside four times as many other words (precision below 0.2): a hedge."""
+    from drill.envs.triage.rubric import is_correct, is_hedge
+
+    others = " ".join(f"Rotate disk{i} backups nightly." for i in range(6))
+    hedge_text = f"Renew the certificate and reload nginx. {others}"
+    for confidence in (0.0, 0.3, 0.7, 1.0):
+        episode = submitted(hedge_text, ["KB-SEC-0001"], confidence, False)
+        sub = submission(episode)
+        assert sub is not None and is_hedge(sub, TASK) and not is_correct(sub, TASK)
+        assert components(episode)["calibration"] == pytest.approx(min(1 - confidence ** 2, 1 - (1 - confidence) ** 2))
+    assert components(submitted(hedge_text, ["KB-SEC-0001"], 0.7, True))["calibration"] == 0.0  # wrong escalation
+
+
 def test_key_terms_are_the_gold_terms_few_answers_use() -> None:
     from drill.envs.triage.corpus import with_key_terms
 

@@ -168,7 +168,7 @@ def is_correct(sub: Submission, task: TriageTask) -> bool:
     a list of candidates is not an answer."""
     if sub.escalate != task.should_escalate or not task.answerable:
         return False
-    return covers_gold(sub, task) and rouge_l(sub.resolution, task.gold_resolution)[0] >= CORRECT_MIN_PRECISION
+    return covers_gold(sub, task) and mostly_gold(sub, task)
 
 
 def covers_gold(sub: Submission, task: TriageTask) -> bool:
@@ -180,10 +180,14 @@ def covers_gold(sub: Submission, task: TriageTask) -> bool:
         and key_recall(sub.resolution, task) >= CORRECT_MIN_KEY_RECALL)
 
 
+def mostly_gold(sub: Submission, task: TriageTask) -> bool:
+    """At least `CORRECT_MIN_PRECISION` of the text is the gold's (ROUGE-L precision)."""
+    return rouge_l(sub.resolution, task.gold_resolution)[0] >= CORRECT_MIN_PRECISION
+
+
 def is_hedge(sub: Submission, task: TriageTask) -> bool:
     """The text covers the gold but is mostly about something else: the right answer among other candidates."""
-    return (task.answerable and covers_gold(sub, task)
-            and rouge_l(sub.resolution, task.gold_resolution)[0] < CORRECT_MIN_PRECISION)
+    return task.answerable and covers_gold(sub, task) and not mostly_gold(sub, task)
 
 
 def key_recall(resolution: str, task: TriageTask) -> float:

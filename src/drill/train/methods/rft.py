@@ -30,7 +30,6 @@ the method, and it is why they are logged apart (`rationalized`).
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Sequence
@@ -181,8 +180,9 @@ def train(run: Run, options: Options) -> TrainResult:
                 assignment = {r: hinted if r in roles else scripted[r] for r in target.roles}
                 again = run.play_groups([jobs[k] for k in missed], assignment, rubric)
                 for k, group in zip(missed, again):
-                    bar_total = max(rationalization_bar(options.bar, groups[k], baselines[k]),
-                                    -math.inf if options.floor is None else options.floor)
+                    bar_total = rationalization_bar(options.bar, groups[k], baselines[k])
+                    if options.floor is not None:
+                        bar_total = max(bar_total, options.floor)
                     kept[k] = [e for e in group if e.score is not None and e.score.total >= bar_total]
                     rationalized += len(kept[k])
             samples, skipped = kept_samples([e for chosen in kept for e in chosen], roles, options.skip_invalid)
