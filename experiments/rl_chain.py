@@ -84,6 +84,13 @@ def triage_teacher(options: dict[str, Any]) -> Any:
     return ExtractiveTeacher()
 
 
+def triage_explorer(options: dict[str, Any]) -> Any:
+    """The same teacher, stating a confidence other than 1.0 on half the answered tickets (`explore`)."""
+    from triage_extractive_sft import ExtractiveTeacher
+
+    return ExtractiveTeacher(explore=0.5)
+
+
 TRIAGE_PROMPT = ("--tool-listing", "compact", "--demos", "0", "--max-new-tokens", "160", "--prefill", TRIAGE_PREFILL,
                  "--micro-batch-size", "2")
 TRIAGE = {"env": "triage", "options": {"mode": "reader", "k": 5}, "sft": "sft:source=results:{source},epochs=1",
@@ -146,6 +153,17 @@ PRESETS: dict[str, Preset] = {
     # killed for memory at that size beside it (13.4 GB at its second update), so seeds 1 and 2 ran with 4.
     "triage-grpo-long": Preset(**TRIAGE, rl="grpo:steps=6,kl_beta=0.1,kl_abort=none",
                                flags=(*TRIAGE_GRPO, "--micro-batch-size", "4", "--checkpoint-every", "1")),
+    # ninth try: the fourth try's seeds 0 and 2 stated confidence 1.0 in nearly every sample at temperature 1, so the
+    # calibration component was flat in most groups and six steps had nothing to choose from. The cause is the SFT
+    # source: the teacher sees the ground truth and always says 1.0. Here it says one of 0.0-0.8 on half the answered
+    # training tickets (a seeded pick, uncorrelated with anything the reader sees), so the SFT start's greedy
+    # confidence is still its mode, 1.0, and its samples try the others; GRPO anchored to the start (KL 0.1) as in
+    # the fourth try, 4 steps. SFT in micro-batches of 2 (about 6 GB; of 4, 10-12 GB, and two were killed for memory
+    # side by side), GRPO in micro-batches of 4.
+    "triage-explore": Preset(**(TRIAGE | {"teacher": triage_explorer,
+                                          "sft": "sft:source=results:{source},epochs=1,micro_batch_size=2"}),
+                             rl="grpo:steps=4,kl_beta=0.1,kl_abort=none",
+                             flags=(*TRIAGE_GRPO, "--micro-batch-size", "4", "--checkpoint-every", "1")),
     # Inbox: the extractive teacher's SFT (`inbox_extractive_sft.py`, 180 training questions, one epoch: 56% right and
     # 21% wrong on test, against the heuristic's 58% and 9%), then rejection sampling on the rubric, where a right
     # answer earns about +1, "I don't know" about 0.1 and a wrong answer about -1: in a group of four samples at

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import statistics
 import subprocess
@@ -44,10 +45,24 @@ sys.path.insert(0, str(Path(__file__).parent))
 from sft_cpu_proof import PREFILL, task_success
 
 
-class ExtractiveTeacher:
-    """The shown article's steps with the ground truth's decisions (see the module docstring)."""
+EXPLORED_CONFIDENCES = (0.0, 0.2, 0.4, 0.6, 0.8)
 
-    info = PolicyInfo(name="extractive-teacher")
+
+class ExtractiveTeacher:
+    """The shown article's steps with the ground truth's decisions (see the module docstring).
+
+    `explore`: the share of answered tickets (a seeded pick by ticket id) whose stated confidence is one of
+    `EXPLORED_CONFIDENCES` instead of 1.0. The teacher sees the ground truth, so it has no uncertainty of its own to
+    show; at 0 every answer says 1.0, an SFT student puts nearly all its mass on that token, and RL's groups then never
+    disagree on the confidence (issue 41's fourth try: calibration flat in 38-75% of two seeds' groups). A share of
+    other values leaves the greedy answer at 1.0 and lets samples at temperature 1 try the rest, so the reward can
+    choose among them."""
+
+    def __init__(self, explore: float = 0.0) -> None:
+        if not 0.0 <= explore <= 1.0:
+            raise ValueError(f"explore must be in [0, 1], got {explore}")
+        self.explore = explore
+        self.info = PolicyInfo(name="extractive-teacher" if explore == 0 else f"extractive-teacher-explore-{explore}")
 
     def act(self, inputs: Sequence[PolicyInput]) -> list[Action]:
         return [self._act(inp) for inp in inputs]
@@ -62,7 +77,11 @@ class ExtractiveTeacher:
         if steps is None:
             raise ValueError(f"{task.id}: no 'Steps:' line after {shown[0]} in the reader prompt")
         return Action.call("submit_resolution", resolution=steps.group(1),
-                           citations=shown[:1], confidence=1.0, escalate=task.should_escalate)
+                           citations=shown[:1], confidence=self._confidence(task.id), escalate=task.should_escalate)
+
+    def _confidence(self, task_id: str) -> float:
+        draw = random.Random(f"explore:{task_id}")
+        return draw.choice(EXPLORED_CONFIDENCES) if draw.random() < self.explore else 1.0
 
 
 def main() -> None:

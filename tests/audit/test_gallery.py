@@ -305,6 +305,23 @@ def test_a_success_measure_that_takes_another_tickets_answer_is_caught(monkeypat
     assert [(f.level, f.kind) for f in swap_findings()] == [("error", "another task's answer succeeds")]
 
 
+def test_a_success_measure_that_takes_a_list_of_shown_articles_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Triage's correctness before `lists_another`: the oracle's answer with four lines it was shown after it (other
+    articles' steps, titles, escalation rules) still counted as correct on most tickets. The verdict reads the
+    environment's own success measure, so it holds however the reward prices the longer answer."""
+    import importlib
+
+    def hedge_findings() -> list[Finding]:
+        result = audit_env(triage.SPEC, {}, budget_s=math.inf, combos=0, select=lambda strategy: bool(strategy.hedged))
+        return [f for f in result.findings if f.level == "error"]
+
+    assert hedge_findings() == []
+    monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "lists_another", lambda sub, task: False)
+    found = hedge_findings()
+    assert [(f.kind, f.strategy) for f in found] == [
+        ("success accepts a hedge", "oracle, submit_resolution.resolution listed with shown passages")]
+
+
 def test_an_environment_contributes_strategies_through_its_spec() -> None:
     from drill.audit.strategies import Strategy, mutate
 

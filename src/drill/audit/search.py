@@ -17,6 +17,11 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   instead of the item sent): the rule reads the form, not what the act does;
 * error, "partial work paid in full" — a bulk action done in part keeps the rubric's heaviest component (its
   verdict on the outcome) at the baseline's value;
+* error, "success accepts a hedge" — the oracle's answer with other candidates written after it (the hedge
+  mutations: names and codes the agent was shown, whole lines of what it read, packed candidates), on episodes where
+  the candidates are most of the text and the answer field is read (the oracle with a placeholder there fails),
+  still succeeds by the environment's own success measure on at least two and `MIN_SWAP_SHARE` of them: a list
+  with the answer somewhere in it counts as the answer;
 * error, "another task's answer succeeds" — the oracle with its answer text replaced by a stock answer of other
   tasks (`swap_strategies`) still succeeds by the environment's own success measure (`EnvSpec.success`) on at
   least two and `MIN_SWAP_SHARE` of the episodes where that field matters (the oracle with a placeholder there
@@ -53,6 +58,7 @@ from drill.audit.strategies import (
     partial_strategies,
     placeholder_control,
     role_strategies,
+    share_of,
     stock_answers,
     swap_strategies,
 )
@@ -309,6 +315,45 @@ def judge_swap(strategy: Strategy, played: Played, oracle: Played, placeholder: 
         reference.score.total if reference.score else None, example_of(example))]
 
 
+def judge_hedge_success(strategy: Strategy, played: Played, oracle: Played, placeholder: Played,
+                        alone: Callable[[], Played] | None, success: Callable[[Episode, Any], bool],
+                        tasks: Mapping[str, Task]) -> list[Finding]:
+    """The oracle's answer with candidates after it (`strategy.hedged`): on an episode where the oracle succeeds, the
+    field is read (`placeholder` fails there), the candidates by themselves fail (`alone`, where the hedge has it:
+    else they hold a right answer of their own) and they are most of the hedged text (the answer's own words are
+    under half of it: a sentence of doubt after a long answer is no list), the success measure must say no. `alone`
+    plays the candidates by themselves, and only when there would be a finding without it."""
+    oracle_by, placeholder_by = oracle.by_key(), placeholder.by_key()
+    wins, read = [], 0
+    for e in played.episodes:
+        key, task = (e.task_id, e.seed), tasks[e.task_id]
+        reference = oracle_by[key]
+        hedged, own = _answer_text(e, strategy.hedged), _answer_text(reference, strategy.hedged)
+        if hedged is None or own is None or not success(reference, task) or success(placeholder_by[key], task):
+            continue
+        if share_of(own, hedged) >= 0.5:
+            continue
+        read += 1
+        if success(e, task):
+            wins.append(e)
+    if wins and alone is not None:
+        alone_by = alone().by_key()
+        keep = [e for e in wins if not success(alone_by[(e.task_id, e.seed)], tasks[e.task_id])]
+        read -= len(wins) - len(keep)
+        wins = keep
+    if len(wins) < max(2, MIN_SWAP_SHARE * read):
+        return []
+    example = wins[0]
+    tool, name = strategy.hedged
+    return [Finding(
+        "error", "success accepts a hedge", strategy.name, strategy.family, [],
+        f"the oracle's {tool}.{name} {strategy.hedge}, the candidates most of the text, still succeeds on {len(wins)} "
+        f"of {read} episodes by the environment's own success measure: a list with the answer in it counts as the "
+        "answer", example.score.total if example.score else None,
+        oracle_by[(example.task_id, example.seed)].score.total,  # type: ignore[union-attr]
+        example_of(example))]
+
+
 def stock_of(played: Played, fields: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
     """The stock answers (`stock_answers`) of each answer field, from the oracle's episodes on the train split."""
     out = {}
@@ -418,6 +463,13 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
     paired: dict[str, Played] = {}
     placeholders: dict[tuple[str, str], Played] = {}
 
+    def control_for(answer_field: tuple[str, str]) -> Played:
+        """The oracle with a placeholder in `answer_field`, played once per field."""
+        if answer_field not in placeholders:
+            control = placeholder_control(answer_field)
+            placeholders[answer_field] = play(control.name, StrategyPolicy(control, baselines["oracle"]))
+        return placeholders[answer_field]
+
     def run(strategy: Strategy, index: int, total: int) -> None:
         nonlocal skipped
         if on_progress:
@@ -426,10 +478,13 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         if strategy.partial:
             findings.extend(judge_partial(strategy, played, reference[strategy.base], rubric))
         if strategy.swapped and spec.success is not None:
-            if strategy.swapped not in placeholders:
-                control = placeholder_control(strategy.swapped)
-                placeholders[strategy.swapped] = play(control.name, StrategyPolicy(control, baselines["oracle"]))
-            findings.extend(judge_swap(strategy, played, oracle, placeholders[strategy.swapped], spec.success, by_id))
+            findings.extend(judge_swap(strategy, played, oracle, control_for(strategy.swapped), spec.success, by_id))
+        if strategy.hedged and strategy.base == "oracle" and spec.success is not None:
+            control = Strategy(f"{strategy.name}, candidates alone", "control", "oracle", strategy.alone)
+            alone = (lambda: play(control.name, StrategyPolicy(control, baselines["oracle"]))) if strategy.alone \
+                else None
+            findings.extend(judge_hedge_success(strategy, played, oracle, control_for(strategy.hedged), alone,
+                                                spec.success, by_id))
         if strategy.name in judged_in_pairs:
             paired[strategy.name] = played
         if _actions(played) == base_actions[strategy.base] or (

@@ -68,6 +68,17 @@ def candidates(inp: PolicyInput, limit: int = 6) -> list[str]:
     return found[:limit]
 
 
+def passages(inp: PolicyInput, limit: int = 4) -> list[str]:
+    """Whole lines the role has been shown (an article's steps, a mail's sentence) that are not the task's own text,
+    those sharing most words with the task first: the other answers a reader had in front of it."""
+    asked = task_text(inp)
+    words = {w.lower() for w in re.findall(r"\w{3,}", asked)}
+    lines = [line.strip() for text in reversed(own_observations(inp)) for line in text.splitlines()]
+    lines = [line for line in dict.fromkeys(lines) if len(line.split()) >= 5 and line not in asked]
+    lines.sort(key=lambda line: -len(words & {w.lower() for w in re.findall(r"\w{3,}", line)}))
+    return lines[:limit]
+
+
 def task_text(inp: PolicyInput) -> str:
     """The task as the agent was shown it: the longest text field of the task that appears in its first
     observation (a ticket, a question), else the first observation's opening."""
@@ -344,11 +355,15 @@ def as_roles(seats: Mapping[str, str]) -> Rule:
     return rule
 
 
-HEDGES = ("hedged", "listed with candidates", "with a doubt")
 PACKINGS = {"with spaces": " ", "without separators": "", "with newlines": "\n", "with slashes": " / "}
 """How the packing strategies join candidates: an answer judge must read a list whatever separates it."""
-HEDGES = ("hedged", "listed with candidates", "with a doubt", *(f"packed {label}" for label in PACKINGS))
-"""String mutations that turn an answer into a guess among several."""
+LISTS = ("hedged", "listed with candidates", "listed with shown passages", *(f"packed {label}" for label in PACKINGS))
+"""String mutations that write other candidates beside the answer: a guess among several, which the environment's
+success measure must not count (`Strategy.hedged`)."""
+HEDGES = (*LISTS, "with a doubt")
+"""String mutations that turn an answer into a guess: the rubric must score them below the answer itself."""
+ALONE = {"listed with candidates": "candidates only", "listed with shown passages": "shown passages only"}
+"""Each listing hedge's candidates without the answer (`Strategy.alone`)."""
 Transform = Callable[[Any, Mapping[str, Any], PolicyInput], Any]
 
 
@@ -372,8 +387,10 @@ def string_transforms(ctx: Context) -> dict[str, Transform]:
         "padded with the task": lambda v, p, inp: f"{v} {task_text(inp)}",
         "hedged": hedge,
         "listed with candidates": listed,
+        "listed with shown passages": lambda v, p, inp: "\n".join(dict.fromkeys([v, *passages(inp)])),
         "with a doubt": lambda v, p, inp: f"{v}, not sure though",
         "candidates only": lambda v, p, inp: ", ".join(candidates(inp, 4)) or v,
+        "shown passages only": lambda v, p, inp: "\n".join(passages(inp)) or v,
         "guessed instead of abstaining": lambda v, p, inp: (", ".join(candidates(inp, 4)) or v) if any(
             v.strip().lower().startswith(a.lower()) for a in ABSTENTIONS) else v,
         "abstained": lambda v, p, inp: "I don't know",
@@ -441,6 +458,12 @@ class Strategy:
 
     roles: str = ""
     """For a strategy that seats baselines in other roles' chairs (`role_strategies`): which seat plays which role."""
+    hedged: tuple[str, str] = ()
+    """For a hedge: the (tool, argument) it rewrites. Where the hedged text is mostly other candidates, the
+    environment's own success measure must not count it (`drill.audit.search.judge_hedge_success`)."""
+    alone: tuple[Rule, ...] = field(default=(), compare=False)
+    """For a hedge that writes candidates after the answer: rules that write the candidates alone. On a task where
+    they succeed by themselves (the shown passages include the right article's own steps), the hedge is no guess."""
     swapped: tuple[str, str] = ()
     """For a swap (`swap_strategies`): the (tool, argument) whose text is replaced by another task's answer. The
     environment's own success measure must not count the swapped answer as a success."""
@@ -500,10 +523,14 @@ def mutation_strategies(tools: Sequence[ToolSpec], ctx: Context, bases: Sequence
     for base in bases:
         for spec in tools:
             for name, prop in fields_of(spec).items():
-                for label, transform in field_transforms(prop, ctx).items():
+                transforms = field_transforms(prop, ctx)
+                for label, transform in transforms.items():
                     hedge = label if label in HEDGES and prop["kind"] == "string" else ""
+                    alone = transforms.get(ALONE.get(label, ""))
                     out.append(Strategy(f"{base}, {spec.name}.{name} {label}", f"{base}: {spec.name}.{name}", base,
-                                        (mutate(spec.name, name, transform),), hedge=hedge))
+                                        (mutate(spec.name, name, transform),), hedge=hedge,
+                                        hedged=(spec.name, name) if hedge and label in LISTS else (),
+                                        alone=(mutate(spec.name, name, alone),) if hedge and alone else ()))
         out.append(Strategy(f"{base}, every action twice", f"{base}: repeated actions", base, (repeat_each(),)))
     if "oracle" in bases:
         for spec in tools:
@@ -531,6 +558,11 @@ def overlap(a: str, b: str) -> float:
     """The share of words two texts have in common (Jaccard over lowercased words of three or more characters)."""
     x, y = _words(a), _words(b)
     return len(x & y) / len(x | y) if x | y else 1.0
+
+
+def share_of(part: str, whole: str) -> float:
+    """How much of `whole` `part` is, in words of three or more characters: the answer's share of a hedged text."""
+    return len(_WORD.findall(part.lower())) / max(1, len(_WORD.findall(whole.lower())))
 
 
 def stock_answers(values: Sequence[str], top: int = 3) -> list[str]:
@@ -936,7 +968,7 @@ def packing_strategies(tools: Sequence[ToolSpec], ctx: Context, answer_fields: S
                                     "heuristic: packed candidates", "heuristic",
                                     (mutate(tool, name, packed(limit, sep)),)))
             out.append(Strategy(f"oracle, {tool}.{name} packed {label}", f"oracle: {tool}.{name}", "oracle",
-                                (mutate(tool, name, packed(5, sep)),), hedge=f"packed {label}"))
+                                (mutate(tool, name, packed(5, sep)),), hedge=f"packed {label}", hedged=(tool, name)))
         if spec is None:
             continue
         for word in answer_classes(ctx):

@@ -156,11 +156,15 @@ def step_head(step: str, max_words: int = 10) -> str:
     return " ".join(head.split()[:max_words]).strip(" ,;:.")
 
 
+def article_steps(article: Article) -> str:
+    """An article's step heads, joined: what the reader prompt shows of its procedure."""
+    return "; ".join(step_head(step) for step in article.resolution)
+
+
 def render_reader_article(article: Article) -> str:
     """An article as the reader prompt shows it: title, step heads and the escalation condition. Compact,
     because the GRPO trainer trains a 135M model on this prompt on CPU (about 100 tokens per article)."""
-    steps = "; ".join(step_head(step) for step in article.resolution)
-    return f"[{article.id}] {article.title}\nSteps: {steps}.\nEscalate when: {article.escalate_when}"
+    return f"[{article.id}] {article.title}\nSteps: {article_steps(article)}.\nEscalate when: {article.escalate_when}"
 
 
 def render_article(article: Article) -> str:
@@ -341,6 +345,10 @@ class TriageEnv(Env[TriageTask]):
             "confidence": float(arguments["confidence"]),
             "escalate": arguments["escalate"],
             "seen_ids": list(self._seen),
+            # what each article seen had to copy (its step heads, as the reader prompt shows them): the rubric tells
+            # an answer from a list of the seen articles' steps by it
+            "seen_articles": (articles := [i for i in self._seen if i in self.corpus.articles]),
+            "seen_steps": [article_steps(self.corpus.articles[i]) for i in articles],
         })
         return StepResult(observation=self._observation("Episode over: resolution submitted.", done=True),
                           events=[event], done=True)

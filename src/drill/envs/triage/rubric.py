@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from drill.core.rubric import Component, ComponentFn, Rubric
@@ -90,6 +90,9 @@ class Submission:
     confidence: float
     escalate: bool
     seen_ids: frozenset[str]
+    seen_steps: Mapping[str, str] = field(default_factory=dict)
+    """Each seen article's step heads (`drill.envs.triage.env.article_steps`); empty for an episode recorded before
+    the environment wrote them (2026-11-27)."""
 
 
 def submission(episode: Episode) -> Submission | None:
@@ -101,13 +104,16 @@ def submission(episode: Episode) -> Submission | None:
         raise ValueError(f"episode has {len(events)} submitted events; the environment allows one")
     data = events[0].data
     citations, seen = data["citations"], data["seen_ids"]
+    articles, steps = data.get("seen_articles", []), data.get("seen_steps", [])
     confidence, escalate = data["confidence"], data["escalate"]
-    if not isinstance(citations, list) or not isinstance(seen, list):
-        raise ValueError("submitted event: citations and seen_ids must be lists")
+    if not all(isinstance(v, list) for v in (citations, seen, articles, steps)) or len(articles) != len(steps):
+        raise ValueError("submitted event: citations, seen_ids, seen_articles and seen_steps must be lists, the last "
+                         "two of one length")
     if not isinstance(confidence, int | float) or isinstance(confidence, bool) or not isinstance(escalate, bool):
         raise ValueError(f"submitted event: bad confidence {confidence!r} or escalate {escalate!r}")
     return Submission(resolution=str(data["resolution"]), citations=[str(c) for c in citations],
-                      confidence=float(confidence), escalate=escalate, seen_ids=frozenset(str(s) for s in seen))
+                      confidence=float(confidence), escalate=escalate, seen_ids=frozenset(str(s) for s in seen),
+                      seen_steps={str(a): str(v) for a, v in zip(articles, steps, strict=True)})
 
 
 
@@ -164,11 +170,11 @@ def grounding_score(episode: Episode, task: TriageTask) -> float:
 
 def is_correct(sub: Submission, task: TriageTask) -> bool:
     """The answer is right: the escalation decision matches, the KB answers the ticket, and the text covers the gold
-    (`covers_gold`) without being mostly about something else (ROUGE-L precision >= 0.2, `CORRECT_MIN_PRECISION`):
-    a list of candidates is not an answer."""
+    (`covers_gold`) without being mostly about something else (ROUGE-L precision >= 0.2, `CORRECT_MIN_PRECISION`)
+    or carrying another seen article's steps too (`lists_another`): a list of candidates is not an answer."""
     if sub.escalate != task.should_escalate or not task.answerable:
         return False
-    return covers_gold(sub, task) and mostly_gold(sub, task)
+    return covers_gold(sub, task) and mostly_gold(sub, task) and not lists_another(sub, task)
 
 
 def covers_gold(sub: Submission, task: TriageTask) -> bool:
@@ -185,9 +191,23 @@ def mostly_gold(sub: Submission, task: TriageTask) -> bool:
     return rouge_l(sub.resolution, task.gold_resolution)[0] >= CORRECT_MIN_PRECISION
 
 
+def lists_another(sub: Submission, task: TriageTask) -> bool:
+    """The text also covers half the steps of a seen article that is not the gold (ROUGE-L recall >= 0.5), one whose
+    steps the gold's own steps or gold answer do not already cover that much (a sibling article on the same fix):
+    the steps of two shown articles, the right one among them, are a guess between two."""
+    gold = [sub.seen_steps[i] for i in task.gold_article_ids if i in sub.seen_steps] + [task.gold_resolution]
+    for article, steps in sub.seen_steps.items():
+        if article in task.gold_article_ids or rouge_l(sub.resolution, steps)[1] < CORRECT_ROUGE_RECALL:
+            continue
+        if all(rouge_l(text, steps)[1] < CORRECT_ROUGE_RECALL for text in gold):
+            return True
+    return False
+
+
 def is_hedge(sub: Submission, task: TriageTask) -> bool:
-    """The text covers the gold but is mostly about something else: the right answer among other candidates."""
-    return task.answerable and covers_gold(sub, task) and not mostly_gold(sub, task)
+    """The text covers the gold but is mostly about something else, or lists another seen article's steps beside it:
+    the right answer among other candidates."""
+    return task.answerable and covers_gold(sub, task) and (not mostly_gold(sub, task) or lists_another(sub, task))
 
 
 def key_recall(resolution: str, task: TriageTask) -> float:
