@@ -302,17 +302,23 @@ def judge_swap(strategy: Strategy, played: Played, oracle: Played, placeholder: 
         read += 1
         if overlap(swapped, own) < SWAP_OVERLAP and success(e, task):
             wins.append(e)
+    tool, name = strategy.swapped
+    return _success_finding("another task's answer succeeds", strategy, wins, read, oracle_by, (
+        f"with {tool}.{name} replaced by another task's answer, the oracle still succeeds on {len(wins)} of the "
+        f"{read} episodes whose success reads it, by the environment's own success measure: it does not read "
+        "whether the answer answers this task"))
+
+
+def _success_finding(kind: str, strategy: Strategy, wins: Sequence[Episode], read: int,
+                     oracle_by: Mapping[tuple[str, int], Episode], message: str) -> list[Finding]:
+    """A success-measure verdict's error, when it won on at least two and `MIN_SWAP_SHARE` of the `read` episodes."""
     if len(wins) < max(2, MIN_SWAP_SHARE * read):
         return []
     example = wins[0]
     reference = oracle_by[(example.task_id, example.seed)]
-    tool, name = strategy.swapped
-    return [Finding(
-        "error", "another task's answer succeeds", strategy.name, strategy.family, [],
-        f"with {tool}.{name} replaced by another task's answer, the oracle still succeeds on {len(wins)} of the "
-        f"{read} episodes whose success reads it, by the environment's own success measure: it does not read "
-        "whether the answer answers this task", example.score.total if example.score else None,
-        reference.score.total if reference.score else None, example_of(example))]
+    return [Finding("error", kind, strategy.name, strategy.family, [], message,
+                    example.score.total if example.score else None,
+                    reference.score.total if reference.score else None, example_of(example))]
 
 
 def judge_hedge_success(strategy: Strategy, played: Played, oracle: Played, placeholder: Played,
@@ -341,17 +347,11 @@ def judge_hedge_success(strategy: Strategy, played: Played, oracle: Played, plac
         keep = [e for e in wins if not success(alone_by[(e.task_id, e.seed)], tasks[e.task_id])]
         read -= len(wins) - len(keep)
         wins = keep
-    if len(wins) < max(2, MIN_SWAP_SHARE * read):
-        return []
-    example = wins[0]
     tool, name = strategy.hedged
-    return [Finding(
-        "error", "success accepts a hedge", strategy.name, strategy.family, [],
+    return _success_finding("success accepts a hedge", strategy, wins, read, oracle_by, (
         f"the oracle's {tool}.{name} {strategy.hedge}, the candidates most of the text, still succeeds on {len(wins)} "
         f"of {read} episodes by the environment's own success measure: a list with the answer in it counts as the "
-        "answer", example.score.total if example.score else None,
-        oracle_by[(example.task_id, example.seed)].score.total,  # type: ignore[union-attr]
-        example_of(example))]
+        "answer"))
 
 
 def stock_of(played: Played, fields: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
