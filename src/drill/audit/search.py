@@ -77,6 +77,8 @@ MIN_SWAP_SHARE = 0.05
 """An "another task's answer succeeds" error needs successes on at least this share of the episodes whose success
 reads the swapped field, and on at least two: a task or two that share their answer in other words (one database
 outage escalated to the same on-call as another) are no hole."""
+LIST_ANSWER_SHARE = 0.5
+"""A hedged text is a list when the answer's own words are under this share of it: a doubt after a long answer is not."""
 SWAP_TRAIN_TASKS = 200
 """The oracle's answers on at most this many train tasks are where the stock answers come from."""
 
@@ -337,7 +339,7 @@ def judge_hedge_success(strategy: Strategy, played: Played, oracle: Played, plac
         hedged, own = _answer_text(e, strategy.hedged), _answer_text(reference, strategy.hedged)
         if hedged is None or own is None or not success(reference, task) or success(placeholder_by[key], task):
             continue
-        if share_of(own, hedged) >= 0.5:
+        if share_of(own, hedged) >= LIST_ANSWER_SHARE:
             continue
         read += 1
         if success(e, task):

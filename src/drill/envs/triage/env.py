@@ -339,6 +339,7 @@ class TriageEnv(Env[TriageTask]):
                           events=[*events, end], done=True)
 
     def _submit(self, arguments: dict[str, Any]) -> StepResult:
+        articles = [i for i in self._seen if i in self.corpus.articles]
         event = Event(name="submitted", step=self._turn, role="agent", data={
             "resolution": arguments["resolution"],
             "citations": list(arguments["citations"]),
@@ -347,7 +348,7 @@ class TriageEnv(Env[TriageTask]):
             "seen_ids": list(self._seen),
             # what each article seen had to copy (its step heads, as the reader prompt shows them): the rubric tells
             # an answer from a list of the seen articles' steps by it
-            "seen_articles": (articles := [i for i in self._seen if i in self.corpus.articles]),
+            "seen_articles": articles,
             "seen_steps": [article_steps(self.corpus.articles[i]) for i in articles],
         })
         return StepResult(observation=self._observation("Episode over: resolution submitted.", done=True),
