@@ -78,7 +78,7 @@ MIN_SWAP_SHARE = 0.05
 reads the swapped field, and on at least two: a task or two that share their answer in other words (one database
 outage escalated to the same on-call as another) are no hole."""
 LIST_ANSWER_SHARE = 0.5
-"""A hedged text is a list when the answer's own words are under this share of it: a doubt after a long answer is not."""
+"""A hedged text is a list when the answer's own words are under this share of it (a doubt after an answer is not)."""
 SWAP_TRAIN_TASKS = 200
 """The oracle's answers on at most this many train tasks are where the stock answers come from."""
 
