@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from drill.audit.judge import judge_audit
 from drill.audit.training import audit_training_step
 from drill.cli import app
+from drill.core.judge import claims
 from drill.envs import inbox
 from drill.envs.inbox.questions import AnswerJudge, Verdict, match_verdict
 from drill.models.testing import StubOpenAIServer, text_reply
@@ -135,3 +137,20 @@ def test_a_judge_that_takes_a_year_for_a_date_is_caught(questions: list[Any]) ->
     _, findings = judge_audit(dated, year_taker, match_verdict, "year taker")
     assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} == {
         "year taker: the year alone"}
+
+
+def test_a_judge_that_takes_a_weekday_for_a_date_is_caught(questions: list[Any]) -> None:
+    """The weekday hole put back: `drill.core.judge` let a weekday agree with the date falling on it, so "Monday"
+    answered "When is the QBR?" (gold "August 19, 2024") as well as the date itself."""
+    def weekday_taker(question: Any, answer: str) -> Any:
+        dated = [c.value for c in claims(question.answer, "date") if c.value[0] == "date" and c.value[3]]
+        if dated and answer.strip() == date(dated[0][3], dated[0][1], dated[0][2]).strftime("%A"):
+            return Verdict("correct", "match")
+        return match_verdict(question, answer)
+
+    dated = [q for q in questions if q.kind == "date" and q.answer is not None]
+    _, findings = judge_audit(dated, weekday_taker, match_verdict, "weekday taker")
+    assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} == {
+        "weekday taker: the weekday alone"}
+    _, shipped = judge_audit(dated, match_verdict, match_verdict, "match")
+    assert not shipped

@@ -38,6 +38,16 @@ def test_every_date_name_amount_and_code_packed_is_wrong(sep: str) -> None:
 def test_days_after_the_date_and_unnamed_capitalised_names_are_candidates_too() -> None:
     assert not judge("August 19 20 21", DATE, "date", DATE_Q).correct
     assert not judge("Tuesday", DATE, "date", DATE_Q).correct  # August 19, 2024 was a Monday
+
+
+@pytest.mark.parametrize(("answer", "reason"), [
+    ("Monday", "states only the weekday of the date"), ("It is on a Monday.", "states only the weekday of the date"),
+    ("2024", "states only the year of the date"), ("Monday 2024", "states only the weekday of the date"),
+])
+def test_a_weekday_or_a_year_alone_agrees_with_the_date_without_stating_it(answer: str, reason: str) -> None:
+    # one day in seven falls on the gold's weekday: an agent that names the weekday it read in a mail ("see you
+    # Monday") has not found the date
+    assert judge(answer, DATE, "date", DATE_Q).reason == reason
     assert not judge("Sofia Kowalski Umar Ortega", ["Sofia Kowalski"], "name", NAME_Q).correct  # no lexicon
 
 
@@ -55,6 +65,12 @@ def test_amounts_are_compared_as_values_never_as_substrings(answer: str, right: 
 ])
 def test_ids_are_exact(answer: str, right: bool) -> None:
     assert judge(answer, ["PJ2780", "PJ 2780"], "code", "What flight is Marco taking?").correct is right
+
+
+def test_a_code_ending_in_a_clock_time_is_a_code() -> None:
+    assert judge("HMH6PM", ["HMH6PM"], "code").correct  # not "HMH" and 6 PM
+    assert not judge("HMH7PM", ["HMH6PM"], "code").correct
+    assert judge("The meeting is at 6 PM.", ["6:00 PM"], "time").correct
 
 
 @pytest.mark.parametrize("answer", [

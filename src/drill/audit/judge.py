@@ -12,15 +12,28 @@ import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from datetime import date
 from typing import Any
 
 from drill.audit.search import Finding
+from drill.core.judge import claims
 
 __all__ = ["ADVERSARIAL", "adversarial_answers", "judge_audit"]
 
 ADVERSARIAL = ("list of candidates", "hedge", "hedge, gold second", "with a doubt", "question repeated",
-               "question with the gold", "the year alone")
+               "question with the gold", "the year alone", "the weekday alone")
 """The kinds of adversarial answer; each must not be judged correct."""
+
+
+def _weekday(gold: str, kind: str) -> str | None:
+    """The weekday the gold date falls on ("Monday" for "August 19, 2024"); None for another kind or no year."""
+    if kind != "date":
+        return None
+    dated = [c.value for c in claims(gold, "date") if isinstance(c.value, tuple) and c.value[0] == "date"]
+    if not dated or dated[0][3] is None:
+        return None
+    _, month, day, year = dated[0]
+    return date(year, month, day).strftime("%A")
 
 
 def adversarial_answers(question: Any, others: Sequence[str]) -> dict[str, str]:
@@ -31,6 +44,7 @@ def adversarial_answers(question: Any, others: Sequence[str]) -> dict[str, str]:
     year = re.search(r"(?<!\d)(?:19|20)\d\d(?!\d)", gold) if question.kind == "date" else None
     return {
         **({"the year alone": year.group()} if year else {}),  # a year states no date ("July 2024" once passed)
+        **({"the weekday alone": weekday} if (weekday := _weekday(gold, question.kind)) else {}),  # so did "Monday"
         "list of candidates": f"{gold}, {a}, {b}",
         "hedge": f"{gold}, or maybe {a}",
         "hedge, gold second": f"{a}, or maybe {gold}",

@@ -7,7 +7,8 @@ contained "1740". So the judge reads the answer as a list of *claims* of the ask
 
 * `date`: month-name dates ("August 19", "19 Aug 2024", "Monday, August 19"), ISO and numeric dates, and a
   weekday on its own, as (month, day, year); a year missing on either side matches any year. Any other number
-  left over is a claim too ("August 19 20 21" names three days).
+  left over is a claim too ("August 19 20 21" names three days). A year alone or a weekday alone agrees with the
+  gold without stating it ("Monday" is right one day in seven): wrong.
 * `amount`: every number, with `$`/USD/dollars, thousands separators, cents and k/thousand/million read:
   "$1,740" == "1740 dollars" == "1,740.00"; "17400" is another amount.
 * `time`: clock times ("9:30 AM", "14:00") as (hour, minute).
@@ -65,8 +66,8 @@ _DATE = re.compile(
     rf"|(?<![\d/])(?P<nm>\d{{1,2}})/(?P<nd>\d{{1,2}})(?:/(?P<ny>\d{{4}}|\d{{2}}))?(?![\d/])"
     rf"|(?<![a-z])(?P<wd>{_WEEKDAY_ALT})(?![a-z])(?:\s+the\s+(?P<wday>\d{{1,2}})(?:st|nd|rd|th))?)",
     re.IGNORECASE)
-_TIME = re.compile(r"(?<![\d:])(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ap>[ap])\.?\s?m\b\.?"
-                   r"|(?<![\d:])(?P<h2>\d{1,2}):(?P<m2>\d{2})(?![\d:])", re.IGNORECASE)
+_TIME = re.compile(r"(?<![\w:])(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ap>[ap])\.?\s?m\b\.?"  # not in "HMH6PM"
+                   r"|(?<![\w:])(?P<h2>\d{1,2}):(?P<m2>\d{2})(?![\d:])", re.IGNORECASE)
 _NUMBER = re.compile(r"(?P<cur>\$|€|£|\busd\s*|\bus\$\s*)?(?<!\d)(?P<num>\d{1,3}(?:,\d{3})+(?![\d])|\d+)"
                      r"(?:\.(?P<frac>\d+))?(?:\s*(?P<mult>thousand|million|billion|bn|k|m)(?![a-z]))?",
                      re.IGNORECASE)
@@ -261,10 +262,14 @@ def agree(claim: Claim, gold: Claim, year: int | None = None) -> bool:
     return False
 
 
-def _year_only(claim: Claim, gold: Claim) -> bool:
-    """A bare number that agrees with a gold date only as its year: it does not contradict the date, nor state it."""
-    return isinstance(claim.value, tuple) and isinstance(gold.value, tuple) and claim.value[0] == "number" \
-        and gold.value[0] == "date"
+def _part_only(claim: Claim, gold: Claim) -> str | None:
+    """What part of a gold date `claim` states when it agrees with it only in part ("year": a bare number, "weekday":
+    a weekday without a day of the month): it does not contradict the date, nor state it. None otherwise."""
+    if not (isinstance(claim.value, tuple) and isinstance(gold.value, tuple) and gold.value[0] == "date"):
+        return None
+    if claim.value[0] == "number":
+        return "year"
+    return "weekday" if claim.value[0] == "weekday" and claim.value[2] is None else None
 
 
 def hedged(answer: str, *explained: str) -> bool:
@@ -296,6 +301,8 @@ def judge(answer: str, gold: Sequence[str], kind: str, question: str = "", lexic
     if others:
         return Judgement(False, f"states {len(others)} other {kind} value(s) besides or instead of the gold: "
                                 f"{', '.join(others[:5])}")
-    if not any(agree(c, t) and not _year_only(c, t) for c in said for t in targets):
-        return Judgement(False, f"states only the year of the {kind}")  # "2024", "July 2024": no date at all
+    if not any(agree(c, t) and not _part_only(c, t) for c in said for t in targets):
+        # "2024", "July 2024", "Monday": no date at all (a weekday falls on the gold one day in seven)
+        part = next(p for c in said for t in targets if agree(c, t) and (p := _part_only(c, t)))
+        return Judgement(False, f"states only the {part} of the {kind}")
     return Judgement(True, "")

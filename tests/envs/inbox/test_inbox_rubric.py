@@ -217,6 +217,16 @@ def test_the_gold_packed_with_other_golds_of_its_kind_is_wrong(env: InboxEnv, jo
         assert match_verdict(q, join([q.answer, *others]), lexicon).verdict == "wrong", (q.question, others)
 
 
+def test_every_gold_answer_is_judged_correct(env: InboxEnv) -> None:
+    """A gold the judge cannot read fails the rubric on every answer to its question: "HMH6PM" (a training
+    question's confirmation code) was read as the clock time 6 PM and left no code to compare."""
+    questions = [q for split in ("train", "validation", "test") for q in env.tasks(split)]
+    lexicon = lexicon_of(questions)
+    unread = [(q.id, q.answer) for q in questions
+              if q.answer is not None and match_verdict(q, q.answer, lexicon).verdict != "correct"]
+    assert not unread
+
+
 @pytest.mark.parametrize(("given", "verdict"), [
     ("March 14, 2024", "correct"), ("march 14th", "correct"), ("Thursday, March 14", "correct"),
     ("2024-03-14", "correct"), ("3/14/2024", "correct"), ("It is on March 14.", "correct"),
