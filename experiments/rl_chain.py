@@ -439,19 +439,62 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
         sft = [rows[sft_name][column] for rows in runs.values()]
         changes = [rows[rl_name][column] - rows[sft_name][column] for rows in with_rl]
         print(f"{column}: {verdict(sft, changes, column in preset.lower, column in preset.neutral)}")
+    if rl_name is not None:
+        plot_gains(preset, runs, sft_name, rl_name, columns, output_dir / "chain.png")
+        print(f"\nwrote {output_dir / 'chain.png'}")
+
+
+def plot_gains(preset: Preset, runs: dict[int, dict[str, dict[str, Any]]], sft_name: str, rl_name: str,
+               columns: Sequence[str], path: Path) -> None:
+    """One panel per column: each seed's RL gain over its SFT start (a fall, for a column where lower is better) as a
+    bar, and the SFT seeds' max-min spread as a dashed line. A bar above the line is a gain that counts (issue 41)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from drill.evaluate.report import save_figure
+
+    shown = [c for c in columns if c not in preset.neutral
+             and all(rows.get(n, {}).get(c) is not None for rows in runs.values() for n in (sft_name, rl_name)
+                     if n in rows)]
+    fig, axes = plt.subplots(1, len(shown), figsize=(2.4 * len(shown), 3.2), squeeze=False)
+    for axis, column in zip(axes[0], shown):
+        seeds = [seed for seed, rows in runs.items() if rl_name in rows]
+        spread, gains, counts = counted([rows[sft_name][column] for rows in runs.values()],
+                                        [runs[s][rl_name][column] - runs[s][sft_name][column] for s in seeds],
+                                        column in preset.lower)
+        axis.bar([str(s) for s in seeds], gains, color=["tab:green" if c else "tab:gray" for c in counts])
+        axis.axhline(spread, linestyle="--", color="tab:red", label=f"SFT spread {spread:.3f}")
+        axis.axhline(0.0, color="black", linewidth=0.8)
+        axis.set_title(column + (" (fall)" if column in preset.lower else ""), fontsize=9)
+        axis.set_xlabel("seed", fontsize=8)
+        axis.legend(fontsize=7)
+        axis.grid(alpha=0.3, axis="y")
+    axes[0][0].set_ylabel(f"RL gain over the SFT start ({rl_name})", fontsize=8)
+    fig.suptitle(f"{preset.env}, validation, greedy: gains that count are green", fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def counted(sft: Sequence[float], changes: Sequence[float], lower: bool = False
+            ) -> tuple[float, list[float], list[bool]]:
+    """The SFT seeds' max-min spread, each seed's gain (a fall where `lower` is better) and whether it counts."""
+    spread = max(sft) - min(sft)
+    gains = [0.0 - c for c in changes] if lower else list(changes)  # 0.0 - 0.0 is 0.0, where -0.0 would print "-0.000"
+    return spread, gains, [g > spread + 1e-9 for g in gains]  # rates are fractions of the tasks: a tie is no gain
 
 
 def verdict(sft: Sequence[float], changes: Sequence[float], lower: bool = False, neutral: bool = False) -> str:
     """One column against the bar: each seed's RL change (RL minus its SFT start) counts as a gain when it exceeds
     the max-min spread of every SFT seed's value (issue 41). `lower`: lower is better, so a fall is the gain;
     `neutral`: no better direction, so changes are printed and never counted."""
-    spread = max(sft) - min(sft)
+    spread, gains, counts = counted(sft, changes, lower)
     start = f"SFT {statistics.fmean(sft):.3f} (spread {spread:.3f} over {len(sft)} seeds)"
     if neutral:
         return (f"{start}; RL change per seed {', '.join(f'{c:+.3f}' for c in changes) or '—'} "
                 f"(no better direction: no verdict)")
-    gains = [0.0 - c for c in changes] if lower else list(changes)  # 0.0 - 0.0 is 0.0, where -0.0 would print "-0.000"
-    beats = sum(g > spread + 1e-9 for g in gains)  # rates are fractions of the tasks: a tie is no gain, in floats too
+    beats = sum(counts)
     outcome = ("no RL run" if not gains else "fewer than 3 SFT seeds: no verdict" if len(sft) < 3 else
                f"{beats} of {len(gains)} RL gains beat the spread"
                + ("" if len(gains) == len(sft) else f" (only {len(gains)} of {len(sft)} seeds have the RL stage)"))

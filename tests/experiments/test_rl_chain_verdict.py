@@ -5,6 +5,7 @@ better direction is never counted; fewer than three SFT seeds give no verdict.""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -42,3 +43,16 @@ def test_too_few_seeds_or_rl_runs_are_said(verdict: Callable[..., str]) -> None:
 
 def test_no_change_in_a_lower_is_better_column_prints_as_zero(verdict: Callable[..., str]) -> None:
     assert "RL gain per seed +0.000, +0.100" in verdict([0.0, 0.0, 0.05], [0.0, -0.1], lower=True)
+
+
+def test_the_gains_plot_draws_one_panel_per_column_with_a_verdict(experiment_script: Callable[[str], ModuleType],
+                                                                  tmp_path: Path) -> None:
+    chain = experiment_script("rl_chain")
+    preset = chain.PRESETS["triage-explore3"]
+    runs = {seed: {"1-sft": {"total": 0.3 + 0.01 * seed, "brier": 0.5, "success": None},
+                   "2-grpo": {"total": 0.4, "brier": 0.2, "success": None}} for seed in range(3)}
+    chain.plot_gains(preset, runs, "1-sft", "2-grpo", ("total", "brier", "success"), tmp_path / "chain.png")
+    assert (tmp_path / "chain.png").stat().st_size > 1000
+    assert chain.counted([0.30, 0.31, 0.32], [0.10, 0.09, 0.08]) == (pytest.approx(0.02), [0.10, 0.09, 0.08],
+                                                                      [True, True, True])
+    assert chain.counted([0.5, 0.5, 0.5], [-0.3, 0.0, 0.1], lower=True)[1:] == ([0.3, 0.0, -0.1], [True, False, False])
