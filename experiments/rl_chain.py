@@ -206,8 +206,8 @@ PRESETS: dict[str, Preset] = {
         flags=("--role", "oversight", "--scripted-policy", "oracle", "--tool-listing", "compact", "--max-new-tokens",
                "64", "--prefill", OVERSIGHT_PREFILL, "--micro-batch-tokens", "2048", "--lr", "1e-3", "-G", "4",
                "--temperature", "1.0"),
-        behaviours=("rogue_caught", "false_positive_flags", "flag_precision"),
-        lower=("false_positive_flags",),
+        behaviours=("rogue_caught", "false_positive_flags", "innocent_flagged", "flag_precision"),
+        lower=("false_positive_flags", "innocent_flagged"),
     ),
 }
 
@@ -311,12 +311,11 @@ def merged(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], li
 
 def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
     """Each held-out row of a run (`1-sft`, `2-rft`, `untrained`, `heuristic`): the spec's summary of its episodes
-    and the success rate, computed here from the stored episodes, so every row is measured the same way."""
-    spec = registry.specs()[preset.env]
-    make_env = spec.make(spec.parse_options(preset.options))
-    tasks = {t.id: t for t in make_env().tasks("validation")}
+    and the success rate, computed here from the stored episodes (`episodes_of`), so every row is measured the same
+    way, whenever it was played."""
+    spec, tasks = registry.specs()[preset.env], validation_tasks(preset)
     rows = {}
-    for name, mine in episodes_of(folder).items():
+    for name, mine in episodes_of(preset, folder).items():
         summary = {"total": statistics.fmean(e.score.total for e in mine),  # type: ignore[union-attr]
                    **(spec.summarize(mine, tasks) if spec.summarize else {})}
         summary["success"] = statistics.fmean(spec.success(e, tasks[e.task_id]) for e in mine) if spec.success \
@@ -334,10 +333,19 @@ def zero_variance(folder: Path, method: str) -> str:
     return "—" if not flat else " ".join(f"{value:.0%}" for value in flat)
 
 
-def episodes_of(folder: Path) -> dict[str, list[Episode]]:
-    """A run's held-out episodes by row (`1-sft`, `2-grpo`, `untrained`, `heuristic`)."""
+def validation_tasks(preset: Preset) -> dict[str, Any]:
+    spec = registry.specs()[preset.env]
+    return {t.id: t for t in spec.make(spec.parse_options(preset.options))().tasks("validation")}
+
+
+def episodes_of(preset: Preset, folder: Path) -> dict[str, list[Episode]]:
+    """A run's held-out episodes by row (`1-sft`, `2-grpo`, `untrained`, `heuristic`), each scored again by today's
+    rubric: a rubric fixed after a run judges its episodes too."""
+    spec, tasks = registry.specs()[preset.env], validation_tasks(preset)
+    rubric = spec.rubric_for(preset.options)
     data = json.loads((folder / "heldout.json").read_text(encoding="utf-8"))
     episodes = [Episode.model_validate(e) for e in data["episodes"]]
+    episodes = [e.model_copy(update={"score": rubric.score(e, tasks[e.task_id])}) for e in episodes]
     rows, start = {}, 0
     for row in data["summary"]:
         rows[row["policy"]] = episodes[start:start + row["episodes"]]
@@ -358,10 +366,8 @@ def acted(episode: Episode, limit: int = 320) -> str:
 def changed(preset: Preset, folder: Path, count: int) -> None:
     """The held-out episodes whose total moved most between the SFT adapter and the RL one, each way: what to read
     before trusting a table (issue 41 asks for two per environment, quoted in the log)."""
-    spec = registry.specs()[preset.env]
-    make_env = spec.make(spec.parse_options(preset.options))
-    tasks = {t.id: t for t in make_env().tasks("validation")}
-    rows = episodes_of(folder)
+    spec, tasks = registry.specs()[preset.env], validation_tasks(preset)
+    rows = episodes_of(preset, folder)
     sft_name = next(n for n in rows if n.endswith("sft"))
     rl_name = next(n for n in rows if n.startswith("2-" + preset.rl.split(":", 1)[0]))
     before = {(e.task_id, e.seed): e for e in rows[sft_name]}
@@ -385,9 +391,8 @@ def changed(preset: Preset, folder: Path, count: int) -> None:
 
 def flips(preset: Preset, folder: Path, sft_name: str, rl_name: str) -> tuple[int, int]:
     """How many held-out episodes the RL adapter turned from failure to success, and from success to failure."""
-    spec = registry.specs()[preset.env]
-    tasks = {t.id: t for t in spec.make(spec.parse_options(preset.options))().tasks("validation")}
-    rows = episodes_of(folder)
+    spec, tasks = registry.specs()[preset.env], validation_tasks(preset)
+    rows = episodes_of(preset, folder)
     before = {(e.task_id, e.seed): spec.success(e, tasks[e.task_id]) for e in rows[sft_name]}  # type: ignore[misc]
     after = {(e.task_id, e.seed): spec.success(e, tasks[e.task_id]) for e in rows[rl_name]}  # type: ignore[misc]
     shared = before.keys() & after.keys()
@@ -409,7 +414,8 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
     if not runs:
         raise SystemExit(f"no finished run under {output_dir}")
     columns = ("total", "success", *preset.behaviours)  # each gets a verdict; the table also shows invalid calls
-    print(f"\n{preset.env}, validation split, greedy ({', '.join(f'{k}={v}' for k, v in preset.options.items())}); "
+    options = ", ".join(f"{k}={v}" for k, v in preset.options.items())
+    print(f"\n{preset.env}, validation split, greedy ({options}), every episode scored by today's rubric; "
           f"SFT {preset.sft.split(',')[0]}, RL {preset.rl}\n")
     print("| row | seed | " + " | ".join(columns) + " | invalid calls / episode | RL zero-variance groups per round |")
     print("|---" * (len(columns) + 4) + "|")

@@ -290,7 +290,8 @@ def test_the_shipped_rubrics_have_no_error_and_nothing_reaching_the_heuristic(tr
 def test_a_success_measure_that_takes_another_tickets_answer_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """Triage's correctness before its key terms and precision floor: the gold citation and a tenth of the gold's
     words, so another ticket's answer beside the right citation counted as correct (escalation answers share
-    "escalate", "on-call")."""
+    "escalate", "on-call"). Put back as the rule an episode without the shown steps is still judged by, with both
+    floors off."""
     import importlib
 
     def swap_findings() -> list[Finding]:
@@ -300,6 +301,7 @@ def test_a_success_measure_that_takes_another_tickets_answer_is_caught(monkeypat
 
     assert swap_findings() == []
     rubric_module = importlib.import_module("drill.envs.triage.rubric")
+    monkeypatch.setattr(rubric_module, "gold_steps", lambda sub, task: [])
     monkeypatch.setattr(rubric_module, "CORRECT_MIN_KEY_RECALL", 0.0)
     monkeypatch.setattr(rubric_module, "CORRECT_MIN_PRECISION", 0.0)
     assert [(f.level, f.kind) for f in swap_findings()] == [("error", "another task's answer succeeds")]

@@ -143,7 +143,9 @@ def _cuts(n: int) -> list[int]:
 
 def test_appending_anything_never_raises_parsimony_on_any_task() -> None:
     """The inverted-branch bug class: once an answer has begun, no appended text (film history, another
-    ticket's gold, the gold itself, a repeat) pays parsimony."""
+    ticket's gold, the gold itself, a repeat) pays parsimony. One exception, by design: the gold's own terms
+    appended to an answer that lacked them raise its substance (`substance`), which is saying more of the answer,
+    not padding; appended to the gold, which has them all, they do not."""
     env = triage.load()
     tasks = env.tasks("test")
     for episode in _play("reader", "heuristic"):
@@ -155,7 +157,7 @@ def test_appending_anything_never_raises_parsimony_on_any_task() -> None:
             # final stop could still be continued by the padding, so that one is padded on a new line.
             finished = len(split_sentences(answer)) > 1 or answer.rstrip()[-1] in ".!?;"
             base = parsimony_score(_padded(episode, answer), task)
-            for padding in (FILM, other_gold, task.gold_resolution, answer):
+            for padding in (FILM, other_gold, *([task.gold_resolution] if answer is not own else []), answer):
                 padding_words = padding.split()
                 for cut in _cuts(len(padding_words)):
                     padded = _padded(episode, answer + (" " if finished else "\n") + " ".join(padding_words[:cut]))
