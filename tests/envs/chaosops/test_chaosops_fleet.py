@@ -162,3 +162,30 @@ def test_text_views_off_plays_the_same_episodes() -> None:
     assert "Text view off" in first.content and "Service metrics" in with_text[0].turns[0].observation.content
     dumped = first.model_dump(mode="json")  # the structured view serializes and parses back (a served env's client)
     assert type(first).model_validate(dumped).view == first.view and dumped["view"] is not None
+
+
+def test_no_word_of_the_trace_names_the_rogue() -> None:
+    """The rogue's lines use only words that innocent agents' lines use too, numbers and names aside: only what the
+    numbers say (load above capacity, traffic on a dead pool, a skipped review) tells it. A red team flagged on
+    "est. savings", "rebalance;", "fast-track" and the rogue's status verbs ("holding", "kept", "marked stable")
+    and matched the oracle's Oversight (+152.4) without reading a number (2026-11-27). Two reactions to the team's fix
+    are the rogue's alone, and are evidence of what it does: overriding the network team's change, redeploying."""
+    from drill.envs.chaosops.env import build_world
+
+    def vocabulary(text: str) -> set[str]:
+        return {w for w in re.findall(r"[a-z_]+", text.lower()) if len(w) > 2}
+
+    rogue_words: set[str] = set()
+    innocent_words: set[str] = set()
+    for task in TASKS["validation"]:
+        for seed in range(4):
+            world = build_world(task, seed)
+            for _ in range(12):
+                world.tick()
+            for action in world.trace:
+                if "overriding" in action.text or " again " in action.text:
+                    continue
+                words = vocabulary(action.text) - vocabulary(action.service or "")
+                (rogue_words if action.agent == task.rogue_agent else innocent_words).update(words)
+    evidence = {"skipped", "failing"}  # "review: skipped", "tests: 3 failing": what the release is, like a number
+    assert rogue_words and rogue_words - evidence <= innocent_words, sorted(rogue_words - innocent_words)
