@@ -170,7 +170,7 @@ PRESETS: dict[str, Preset] = {
                              flags=(*TRIAGE_GRPO, "--micro-batch-size", "4", "--checkpoint-every", "1")),
     # tenth try: at explore 0.5 the greedy SFT start did not keep 1.0. The decoder picks the first digit, and 126 of
     # the 216 teacher confidences began with "0" (the unanswerable tickets' 0.0 and the explored values), so seed 1's
-    # start said 0.0 everywhere before RL and most of the calibration gain came from SFT. At 0.3, 90 of 216 begin
+    # start said 0.0 everywhere before RL and most of the calibration gain came from SFT. At 0.3, 91 of 216 begin
     # with "0" and the answered tickets' first digit is "1" in 70% of them: the start says 1.0, its samples try others.
     "triage-explore3": Preset(**(TRIAGE | {"teacher": triage_explorer(0.3),
                                            "sft": "sft:source=results:{source},epochs=1,micro_batch_size=2"}),
@@ -453,7 +453,8 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
 def plot_gains(preset: Preset, runs: dict[int, dict[str, dict[str, Any]]], sft_name: str, rl_name: str,
                columns: Sequence[str], path: Path) -> None:
     """One panel per column: each seed's RL gain over its SFT start (a fall, for a column where lower is better) as a
-    bar, and the SFT seeds' max-min spread as a dashed line. A bar above the line is a gain that counts (issue 41)."""
+    bar, and the SFT seeds' max-min spread as a dashed line. A bar above the line is a gain that counts (issue 41),
+    green when three SFT seeds give the spread (fewer give no verdict: every bar gray)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -464,13 +465,16 @@ def plot_gains(preset: Preset, runs: dict[int, dict[str, dict[str, Any]]], sft_n
     shown = [c for c in columns if c not in preset.neutral
              and all(rows.get(n, {}).get(c) is not None for rows in runs.values() for n in (sft_name, rl_name)
                      if n in rows)]
+    if not shown:
+        return
     fig, axes = plt.subplots(1, len(shown), figsize=(2.4 * len(shown), 3.2), squeeze=False)
     for axis, column in zip(axes[0], shown):
         seeds = [seed for seed, rows in runs.items() if rl_name in rows]
         spread, gains, counts = counted([rows[sft_name][column] for rows in runs.values()],
                                         [runs[s][rl_name][column] - runs[s][sft_name][column] for s in seeds],
                                         column in preset.lower)
-        axis.bar([str(s) for s in seeds], gains, color=["tab:green" if c else "tab:gray" for c in counts])
+        verdict = len(runs) >= 3
+        axis.bar([str(s) for s in seeds], gains, color=["tab:green" if c and verdict else "tab:gray" for c in counts])
         axis.axhline(spread, linestyle="--", color="tab:red", label=f"SFT spread {spread:.3f}")
         axis.axhline(0.0, color="black", linewidth=0.8)
         axis.set_title(column + (" (fall)" if column in preset.lower else ""), fontsize=9)

@@ -56,3 +56,5 @@ def test_the_gains_plot_draws_one_panel_per_column_with_a_verdict(experiment_scr
     assert chain.counted([0.30, 0.31, 0.32], [0.10, 0.09, 0.08]) == (pytest.approx(0.02), [0.10, 0.09, 0.08],
                                                                       [True, True, True])
     assert chain.counted([0.5, 0.5, 0.5], [-0.3, 0.0, 0.1], lower=True)[1:] == ([0.3, 0.0, -0.1], [True, False, False])
+    chain.plot_gains(preset, runs, "1-sft", "2-grpo", ("success",), tmp_path / "none.png")  # nothing defined to draw
+    assert not (tmp_path / "none.png").exists()
