@@ -190,10 +190,11 @@ def substance(sub: Submission, task: TriageTask) -> float:
     article's steps', whichever is higher) that it uses, the ticket's own terms left out of both, over
     `CORRECT_ROUGE_RECALL` (so half of them is enough), at most 1. A set of terms, not a subsequence: repeating the
     answer, or appending words the gold does not use, never raises it."""
-    said = set(content_terms(sub.resolution)) - set(content_terms(task.ticket))
+    ticket = set(content_terms(task.ticket))
+    said = set(content_terms(sub.resolution)) - ticket
     shares = []
     for text in (task.gold_resolution, *gold_steps(sub, task)):
-        terms = set(content_terms(text)) - set(content_terms(task.ticket))
+        terms = set(content_terms(text)) - ticket
         shares.append(len(said & terms) / len(terms) if terms else 1.0)
     return min(1.0, max(shares) / CORRECT_ROUGE_RECALL)
 
