@@ -24,7 +24,8 @@ invalid `submit_resolution`. The formulas are in this package's README; in short
 
 Padding never pays: appending text after a finished sentence can only lower parsimony (a minimum over
 prefixes and a length ratio; substance rises only with gold terms the answer lacked, which is saying more of
-it), and appending text that shares no content word with the gold can only lower resolution and the total. The tests check both over the shipped task set.
+it), and appending text that shares no content word with the gold can only lower resolution and the total. The
+tests check both over the shipped task set.
 """
 
 from __future__ import annotations
