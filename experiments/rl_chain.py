@@ -196,9 +196,11 @@ PRESETS: dict[str, Preset] = {
     # moved its targeted behaviour. Rejection sampling only imitates what a group's best sample did; GRPO's negative
     # advantages push a wrong answer down against an "I don't know" or a right answer from the same question, which is
     # the move the rubric (+1 right, about 0 abstaining, -1 wrong) exists to teach. Two steps of 8 questions x G=4:
-    # the sampling of the two RFT rounds above. The SFT source is 240 training questions instead of 180, so that the
-    # three SFT starts lie closer together (the 180-question starts spread 0.251 on total), and training runs with
-    # bf16 matmuls (`--autocast`), which this 2-core AMD EPYC runs at 0.4x float32's time.
+    # the sampling of the two RFT rounds above. The SFT source is 240 training questions instead of 180, in the hope
+    # that the three SFT starts lie closer together (the 180-question starts spread 0.251 on total). Training runs
+    # with bf16 matmuls (`--autocast`: 0.4x float32's matmul time on a 2-core AMD EPYC, though an SFT step was not
+    # visibly faster). Memory, not cores, bounds it on 24 GB: an SFT process grows to ~12 GB and its GRPO stage
+    # keeps that (16.5 GB while sampling), so two seeds side by side at most (experiments/LOG.md, eleventh try).
     "inbox-grpo": Preset(**(INBOX | {"teacher_tasks": 240, "flags": (*INBOX["flags"], "--autocast",
                                                                       "--checkpoint-every", "1")}),
                          rl="grpo:steps=2,tasks_per_step=8,kl_beta=0.1,kl_abort=none"),
