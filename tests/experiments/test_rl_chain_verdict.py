@@ -58,3 +58,15 @@ def test_the_gains_plot_draws_one_panel_per_column_with_a_verdict(experiment_scr
     assert chain.counted([0.5, 0.5, 0.5], [-0.3, 0.0, 0.1], lower=True)[1:] == ([0.3, 0.0, -0.1], [True, False, False])
     chain.plot_gains(preset, runs, "1-sft", "2-grpo", ("success",), tmp_path / "none.png")  # nothing defined to draw
     assert not (tmp_path / "none.png").exists()
+
+
+def test_every_preset_names_valid_stages(experiment_script: Callable[[str], ModuleType]) -> None:
+    """A misspelled stage option would only fail an hour into a chain, after the SFT stage."""
+    from drill.train.config import RunConfig
+    from drill.train.stages import parse_stage
+
+    chain = experiment_script("rl_chain")
+    for name, preset in chain.PRESETS.items():
+        config = RunConfig(env=preset.env)
+        for index, spec in enumerate((preset.sft.format(source="teacher.json"), preset.rl), start=1):
+            assert parse_stage(spec, index, config).method == spec.partition(":")[0], name
