@@ -199,8 +199,9 @@ PRESETS: dict[str, Preset] = {
     # the sampling of the two RFT rounds above. The SFT source is 240 training questions instead of 180, in the hope
     # that the three SFT starts lie closer together (the 180-question starts spread 0.251 on total). Training runs
     # with bf16 matmuls (`--autocast`: 0.4x float32's matmul time on a 2-core AMD EPYC, though an SFT step was not
-    # visibly faster). Memory, not cores, bounds it on 24 GB: an SFT process grows to ~12 GB and its GRPO stage
-    # keeps that (16.5 GB while sampling), so two seeds side by side at most (experiments/LOG.md, eleventh try).
+    # visibly faster). Memory, not cores, bounds it on 24 GB: an SFT process grows to ~11 GB (the finished stage now
+    # hands it back, 10.7 -> 1.6 GB, before GRPO samples at 7-9 GB), so two seeds side by side at most
+    # (experiments/LOG.md, eleventh try).
     "inbox-grpo": Preset(**(INBOX | {"teacher_tasks": 240, "flags": (*INBOX["flags"], "--autocast",
                                                                       "--checkpoint-every", "1")}),
                          rl="grpo:steps=2,tasks_per_step=8,kl_beta=0.1,kl_abort=none"),

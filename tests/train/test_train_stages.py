@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -59,12 +60,18 @@ def test_stage_specs_are_checked_before_any_model_loads(tiny_model_dir: Path, tm
 
 
 def test_chained_run_resumes_inside_its_second_stage(tiny_model_dir: Path, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     from drill.train import run
 
     whole = tmp_path / "whole"
     rows = run_stages(_config(tiny_model_dir, whole), WRITING, _bases(tiny_model_dir))
     assert [r["policy"] for r in rows] == ["1-sft", "2-rft", "3-grpo", "untrained", "heuristic"]
+    # each finished stage hands its memory back before the next loads its model, and says what the process holds
+    said = re.findall(r"stage (\d) \((\w+)\) is complete; resident memory ([\d.]+) -> ([\d.]+) GB",
+                      capsys.readouterr().out)
+    assert [(i, m) for i, m, _, _ in said] == [("1", "sft"), ("2", "rft"), ("3", "grpo")]
+    assert all(0 < float(after) <= float(before) + 0.1 for _, _, before, after in said)
     lines = [json.loads(line) for line in (whole / "metrics.jsonl").read_text().splitlines()]
     assert [(r["global_step"], r["method"]) for r in lines] == [
         (1, "sft"), (2, "sft"), (3, "sft"), (4, "sft"), (5, "rft"), (6, "rft"), (7, "grpo"), (8, "grpo")]

@@ -129,6 +129,8 @@ def run_stages(config: RunConfig, target: TrainTarget | None = None,
                 raise
             atomic_write_text(folder / STAGE_DONE, json.dumps({"stage": index, "method": stage.method,
                                                                "started_from": str(previous)}, indent=1))
+            del base
+            print(f"stage {index} ({stage.method}) is complete; {release_memory()}", flush=True)
         previous = folder / "adapter"
         adapters[f"{index}-{stage.method}"] = previous
     combined = combine_metrics(config.output_dir, stages)
@@ -139,6 +141,39 @@ def run_stages(config: RunConfig, target: TrainTarget | None = None,
     model_id = model_id or json.loads((previous / "adapter_config.json").read_text())["base_model_name_or_path"]
     return evaluate_heldout(config, target, roles, adapters, model_id, config.output_dir,
                             prompt_options(config, target))
+
+
+def release_memory() -> str:
+    """Hand a finished stage's memory back before the next stage loads its model; says how much it held after.
+
+    Without this a GRPO stage run after an inbox SFT stage in one process sampled at 16.5 GB resident, a fresh process
+    resuming at GRPO at 7-9 GB: glibc keeps the freed arenas of the SFT batches. `malloc_trim` returns them.
+    """
+    import ctypes
+    import gc
+
+    before = resident_bytes()
+    gc.collect()
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return "memory not trimmed (no glibc here)"
+    libc.malloc_trim(0)
+    after = resident_bytes()
+    if before is None or after is None:
+        return "memory trimmed"
+    return f"resident memory {before / 2**30:.1f} -> {after / 2**30:.1f} GB"
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory (Linux /proc), or None where there is no /proc."""
+    import os
+
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except OSError:
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE")
 
 
 def resume_inside(folder: Path, resume: bool) -> bool:
