@@ -144,10 +144,12 @@ def run_stages(config: RunConfig, target: TrainTarget | None = None,
 
 
 def release_memory() -> str:
-    """Hand a finished stage's memory back before the next stage loads its model; says how much it held after.
+    """Hand a finished stage's memory back before the next stage loads its model; says what the process held before
+    and after.
 
-    Without this a GRPO stage run after an inbox SFT stage in one process sampled at 16.5 GB resident, a fresh process
-    resuming at GRPO at 7-9 GB: glibc keeps the freed arenas of the SFT batches. `malloc_trim` returns them.
+    glibc keeps the freed arenas of a stage's batches: an inbox SFT stage left its process at 10.7 GB resident, and
+    the GRPO stage after it sampled at 16.5 GB in the same process (a fresh one resuming at GRPO: 7-9 GB). With
+    `malloc_trim` the same stage ends at 1.6 GB (experiments/LOG.md, eleventh try).
     """
     import ctypes
     import gc
