@@ -205,6 +205,14 @@ PRESETS: dict[str, Preset] = {
     "inbox-grpo": Preset(**(INBOX | {"teacher_tasks": 240, "flags": (*INBOX["flags"], "--autocast",
                                                                       "--checkpoint-every", "1")}),
                          rl="grpo:steps=2,tasks_per_step=8,kl_beta=0.1,kl_abort=none"),
+    # twelfth try, the eleventh at GPU size (issue 41 point 5; one H200, bf16, the three seeds side by side on it:
+    # experiments/rl_chain_gpu.sh). The same 240-question teacher, but two SFT epochs instead of one, in the hope that
+    # starts trained nearer the teacher agree (one epoch's spread 0.221 on total); then GRPO with six times the
+    # samples: 3 steps of 16 questions x G=8. No --autocast: on CUDA the whole model is bfloat16 already.
+    "inbox-grpo-gpu": Preset(**(INBOX | {"teacher_tasks": 240, "sft": "sft:source=results:{source},epochs=2",
+                                         "flags": ("--lr", "1e-3", "-G", "8", "--temperature", "1.0", "--pack",
+                                                   "--checkpoint-every", "1")}),
+                             rl="grpo:steps=3,tasks_per_step=16,kl_beta=0.1,kl_abort=none"),
     # ChaosOps Oversight beside the oracle team. SFT on the oracle's Oversight turns, rogue scenarios at three seeds
     # and infrastructure ones at one, so three of five episodes open with a flag (the 2026-11-24 proof's
     # balanced data, smaller, one epoch: at ~1,600 tokens a sample, 12 optimizer steps of 8 samples are about 20
@@ -547,10 +555,18 @@ def main() -> None:
                              "an adapter looping for all ten turns outgrow the prefix cache (DRILL_PREFIX_CACHE_MB), "
                              "and their later turns prefill their whole prompts again")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--teacher-only", action="store_true",
+                        help="write the teacher's training episodes (OUTPUT_DIR/teacher-train.json) and stop: before "
+                             "seeds that share the file start side by side")
     parser.add_argument("--episodes", type=int, default=0, metavar="N",
                         help="also print, per seed, the N held-out episodes RL changed most each way")
     args = parser.parse_args()
     preset = PRESETS[args.preset]
+    if args.teacher_only:
+        if preset.teacher is None:
+            raise SystemExit(f"preset {args.preset} has no teacher")
+        print(teacher_source(preset, args.output_dir))
+        return
     for seed in args.seeds if args.evaluate_only else ():
         evaluate_missing(args.output_dir / f"seed-{seed}", untrained=seed == args.untrained_seed, batch=args.eval_batch)
     if not args.report_only and not args.evaluate_only:
