@@ -347,10 +347,16 @@ def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def zero_variance(folder: Path, method: str) -> str:
-    """The RL stage's fraction of zero-variance groups over its steps."""
-    lines = [json.loads(line) for line in (folder / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    flat = [r["group_flat/total"] for r in lines if r.get("method", r.get("stage")) == method and
-            "group_flat/total" in r]
+    """The RL stage's fraction of zero-variance groups over its steps: from the run's metrics file, or, for a run
+    stopped before it wrote one, from its RL stage folders' own (`stage-2-grpo*/metrics.jsonl`)."""
+    def read(path: Path) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+    if (folder / "metrics.jsonl").is_file():
+        lines = [r for r in read(folder / "metrics.jsonl") if r.get("method", r.get("stage")) == method]
+    else:
+        lines = [r for path in sorted(folder.glob(f"stage-*-{method}*/metrics.jsonl")) for r in read(path)]
+    flat = [r["group_flat/total"] for r in lines if "group_flat/total" in r]
     return "—" if not flat else " ".join(f"{value:.0%}" for value in flat)
 
 

@@ -6,7 +6,8 @@
 #   experiments/rl_chain_gpu.sh PRESET OUTPUT_DIR TRAIN_LIMIT_S EVAL_LIMIT_S SEED...
 #   experiments/rl_chain_gpu.sh inbox-grpo-gpu runs/chain-inbox-grpo-gpu 360 150 0 1 2
 #
-# PYTHON names the interpreter (default python3). The report goes to OUTPUT_DIR/report.txt.
+# PYTHON names the interpreter (default python3), EVAL_BATCH the held-out episodes per lockstep batch (default 128).
+# The report goes to OUTPUT_DIR/report.txt.
 set -u
 if [ $# -lt 5 ]; then
     echo "usage: $0 PRESET OUTPUT_DIR TRAIN_LIMIT_S EVAL_LIMIT_S SEED..." >&2
@@ -55,6 +56,7 @@ started=$SECONDS
 "$py" "$chain" "$preset" --teacher-only --output-dir "$out" || exit 1
 phase "$train_limit" train "$py" "$chain" "$preset" --untrained-seed -1 --eval-tasks 0 --output-dir "$out"
 export DRILL_PREFIX_CACHE_MB=${DRILL_PREFIX_CACHE_MB:-8192}
-phase "$eval_limit" eval "$py" "$chain" "$preset" --evaluate-only --eval-batch 128 --untrained-seed -1 --output-dir "$out"
+phase "$eval_limit" eval "$py" "$chain" "$preset" --evaluate-only --eval-batch "${EVAL_BATCH:-128}" \
+    --untrained-seed -1 --output-dir "$out"
 "$py" "$chain" "$preset" --seeds "${SEEDS[@]}" --output-dir "$out" --report-only --episodes 2 > "$out/report.txt" 2>&1
 echo "chain: $(( (SECONDS - started) )) s; report in $out/report.txt"

@@ -70,3 +70,25 @@ def test_every_preset_names_valid_stages(experiment_script: Callable[[str], Modu
         config = RunConfig(env=preset.env)
         for index, spec in enumerate((preset.sft.format(source="teacher.json"), preset.rl), start=1):
             assert parse_stage(spec, index, config).method == spec.partition(":")[0], name
+
+
+def test_zero_variance_reads_the_rl_stage_folders_when_the_run_wrote_no_metrics_file(
+        experiment_script: Callable[[str], ModuleType], tmp_path: Path) -> None:
+    """A run stopped in its RL stage (the H200 chain, twelfth try) has no run-level metrics.jsonl: the report reads
+    the stage folder's own lines instead of failing after every row was played."""
+    import json
+
+    chain = experiment_script("rl_chain")
+    stage = tmp_path / "stage-2-grpo-step1"
+    stage.mkdir()
+    (stage / "metrics.jsonl").write_text(json.dumps({"step": 1, "stage": "all", "group_flat/total": 0.125}) + "\n")
+    sft = tmp_path / "stage-1-sft"
+    sft.mkdir()
+    (sft / "metrics.jsonl").write_text(json.dumps({"step": 1, "loss": 0.5}) + "\n")
+    assert chain.zero_variance(tmp_path, "grpo") == "12%"
+    # with the run's file, only its lines of the RL method count
+    (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in (
+        {"method": "sft", "group_flat/total": 0.9}, {"method": "grpo", "group_flat/total": 0.5},
+        {"method": "grpo", "group_flat/total": 0.25})) + "\n")
+    assert chain.zero_variance(tmp_path, "grpo") == "50% 25%"
+    assert chain.zero_variance(tmp_path, "rft") == "—"
