@@ -208,7 +208,9 @@ PRESETS: dict[str, Preset] = {
     # twelfth try, the eleventh at GPU size (issue 41 point 5; one H200, bf16, the three seeds side by side on it:
     # experiments/rl_chain_gpu.sh). The same 240-question teacher, but two SFT epochs instead of one, in the hope that
     # starts trained nearer the teacher agree (one epoch's spread 0.221 on total); then GRPO with six times the
-    # samples: 3 steps of 16 questions x G=8. No --autocast: on CUDA the whole model is bfloat16 already.
+    # samples: 3 steps of 16 questions x G=8. No --autocast: on CUDA the whole model is bfloat16 already. Run once
+    # (experiments/LOG.md, twelfth try): the starts reached 0.660-0.796 on total (spread 0.136, above the heuristic's
+    # 0.645), and the lease finished GRPO step 1 of 3 only.
     "inbox-grpo-gpu": Preset(**(INBOX | {"teacher_tasks": 240, "sft": "sft:source=results:{source},epochs=2",
                                          "flags": ("--lr", "1e-3", "-G", "8", "--temperature", "1.0", "--pack",
                                                    "--checkpoint-every", "1")}),
