@@ -20,6 +20,9 @@ the RL stage's zero-variance group fraction (does RL get a signal after SFT?).
     OMP_NUM_THREADS=1 DRILL_PREFIX_CACHE_MB=4096 .venv/bin/python experiments/rl_chain.py inbox --seeds 1 \
         --evaluate-only --eval-batch 8 --output-dir runs/chain-inbox
 
+On one GPU, `experiments/rl_chain_gpu.sh PRESET DIR TRAIN_S EVAL_S SEED...` runs the seeds side by side with a
+wall-clock limit per phase (`--teacher-only` first writes the teacher file they share).
+
 Presets (`PRESETS`, by name) hold each chain: its environment, its SFT source, its RL stage, its prompt settings,
 and which columns are the behaviour the reward exists to shape. Triage plays its designed reader setting, five candidate
 articles (`-E k=5`): the gold article among BM25 distractors, and an extractive teacher (below) as the SFT source.
@@ -324,10 +327,19 @@ def merged(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], li
     for key in ("split", "tasks"):
         if old["meta"].get(key) != new["meta"].get(key):
             raise SystemExit(f"the held-out rows to add were played on other {key} than the stored ones")
+    stored, adding = (meta.get("precision") for meta in (old["meta"], new["meta"]))
+    if stored and adding and stored != adding:
+        raise SystemExit(f"the held-out rows to add were played at {adding}, the stored ones at {stored}: greedy rows "
+                         "at two precisions differ; play every row where the stored ones were played")
+    if not stored or not adding:  # a file from before the precision was recorded
+        print(f"the precision of the {'stored' if not stored else 'new'} held-out rows is not recorded: compare them "
+              f"with the {'new' if not stored else 'stored'} ones ({adding or stored or 'unknown'}) only if they were "
+              "played the same way", flush=True)
     twice = {row["policy"] for row in old["summary"]} & {row["policy"] for row in new["summary"]}
     if twice:
         raise SystemExit(f"held-out rows {sorted(twice)} are both stored and new")
-    meta = old["meta"] | {"adapter": old["meta"].get("adapter", {}) | new["meta"].get("adapter", {})}
+    meta = old["meta"] | {"adapter": old["meta"].get("adapter", {}) | new["meta"].get("adapter", {}),
+                          "precision": stored or adding}
     return (meta, old["summary"] + new["summary"],
             [Episode.model_validate(e) for e in old["episodes"] + new["episodes"]])
 
@@ -445,7 +457,13 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
     columns = ("total", "success", *preset.behaviours)  # each gets a verdict; the table also shows invalid calls
     options = ", ".join(f"{k}={v}" for k, v in preset.options.items())
     print(f"\n{preset.env}, validation split, greedy ({options}), every episode scored by today's rubric; "
-          f"SFT {preset.sft.split(',')[0]}, RL {preset.rl}\n")
+          f"SFT {preset.sft.split(',')[0]}, RL {preset.rl}")
+    played = {seed: json.loads((output_dir / f"seed-{seed}" / "heldout.json").read_text(encoding="utf-8"))["meta"]
+              .get("precision") or "not recorded" for seed in runs}
+    print("model rows played at: " + ", ".join(f"seed {seed} {where}" for seed, where in played.items()))
+    if len(set(played.values())) > 1:
+        print("WARNING: the seeds' rows were played at different precisions, and the spread and gains below mix them")
+    print()
     print("| row | seed | " + " | ".join(columns) + " | invalid calls / episode | RL zero-variance groups per round |")
     print("|---" * (len(columns) + 4) + "|")
     shown = set()

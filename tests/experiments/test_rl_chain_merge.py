@@ -51,3 +51,20 @@ def test_a_row_in_both_files_is_refused(merged: Callable[..., Any]) -> None:
     old = held_out({"1-sft": ["q1"]}, ["q1"])
     with pytest.raises(SystemExit, match=r"\['1-sft'\] are both stored and new"):
         merged(old, held_out({"1-sft": ["q1"]}, ["q1"]))
+
+
+def test_rows_played_at_another_precision_are_refused(merged: Callable[..., Any],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Greedy rows played in bfloat16 on a GPU and in float32 on the CPU differ (the twelfth try: 0.046 on an inbox
+    total), so a verdict must not compare them: the merge refuses two recorded precisions and says so when one file
+    predates the record."""
+    old = held_out({"1-sft": ["q1"]}, ["q1"])
+    new = held_out({"2-grpo": ["q1"]}, ["q1"])
+    old["meta"]["precision"], new["meta"]["precision"] = "cuda bfloat16", "cpu float32"
+    with pytest.raises(SystemExit, match="played at cpu float32, the stored ones at cuda bfloat16"):
+        merged(old, new)
+    new["meta"]["precision"] = "cuda bfloat16"
+    assert merged(old, new)[0]["precision"] == "cuda bfloat16"
+    del old["meta"]["precision"]
+    assert merged(old, new)[0]["precision"] == "cuda bfloat16"
+    assert "precision of the stored held-out rows is not recorded" in capsys.readouterr().out

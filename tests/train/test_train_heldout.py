@@ -7,8 +7,10 @@ prefix caches after each row, whose next row is another model (a second row held
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -73,3 +75,20 @@ def test_the_closing_evaluation_reports_each_row_while_it_plays(tiny_model_dir: 
     ids = [f"validation-{i}" for i in range(4)]
     assert batches[-4:] == [ids[:3], ids[3:], ids[:3], ids[3:]]  # two rows, each in batches of at most 3, in order
     assert cleared == [len(batches) - 2, len(batches)]  # every prefix cache emptied after each row's last batch
+    # where and how the model rows were played: rows at another precision are not comparable (experiments/rl_chain.py)
+    meta = json.loads((tmp_path / "run" / "heldout.json").read_text(encoding="utf-8"))["meta"]
+    assert meta["precision"] == "cpu float32"
+
+
+def test_the_precision_names_every_model_rows_device_and_dtype() -> None:
+    import torch
+
+    from drill.train.heldout import precision
+
+    def row(dtype: torch.dtype) -> Any:
+        return SimpleNamespace(model=SimpleNamespace(model=torch.nn.Linear(2, 2).to(dtype)))
+
+    scripted = SimpleNamespace(name="heuristic")
+    assert precision([row(torch.float32), scripted]) == "cpu float32"
+    assert precision([row(torch.bfloat16), row(torch.float32)]) == "cpu bfloat16, cpu float32"
+    assert precision([scripted]) is None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,21 @@ def summarize(name: str, episodes: Sequence[Episode]) -> dict[str, Any]:
     return row
 
 
+def precision(policies: Iterable[Any]) -> str | None:
+    """Where and in which dtype the model rows were played ("cpu float32", "cuda bfloat16"; several, comma-joined),
+    None when no row is a local model. Greedy rows played at another precision differ (an inbox adapter's total moved
+    by 0.046 between bfloat16 on a GPU and float32 on the CPU), so rows compared with each other must share it."""
+    import torch
+
+    found = set()
+    for policy in policies:
+        module = getattr(getattr(policy, "model", None), "model", None)  # LLMPolicy -> TransformersChatModel -> torch
+        weight = next(module.parameters(), None) if isinstance(module, torch.nn.Module) else None
+        if weight is not None:
+            found.add(f"{weight.device.type} {str(weight.dtype).removeprefix('torch.')}")
+    return ", ".join(sorted(found)) or None
+
+
 def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str], adapter_dir: Path | dict[str, Path],
                      model_id: str, output_dir: Path, prompting: dict[str, Any]) -> list[dict[str, Any]]:
     """The table rows; `prompting` is the rollouts' `prompt_options(config, target)`, so both LLM rows are
@@ -72,6 +87,7 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
     candidates: dict[str, Policy] = {name: build_llm_policy(f"lora:{path}", options) for name, path in adapters.items()}
     if config.eval_untrained:
         candidates["untrained"] = build_llm_policy("llm", replace(options, model=model_id))
+    played_at = precision(candidates.values())
     memory = run_memory(config, target)
     if memory is not None:  # prompted as in training: the same retrieved examples
         from drill.memory.policy import MemoryPolicy
@@ -105,6 +121,7 @@ def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str
     console.print(summary_table(title, rows, columns))
     write_results(output_dir / "heldout.json", {"env": target.name, "adapter": str(adapter_dir) if not isinstance(
                       adapter_dir, dict) else {k: str(v) for k, v in adapter_dir.items()}, "model": model_id,
-                                                "split": config.eval_split, "tasks": [t.id for t in tasks]},
+                                                "split": config.eval_split, "tasks": [t.id for t in tasks],
+                                                "precision": played_at},
                   rows, everything)
     return rows
