@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,3 +70,36 @@ def test_a_run_with_other_settings_gets_its_own_report_folder() -> None:
     assert report_folder(chaos, chaos.parse_options({}), {"failure": ["a/b", "c"]}) == "chaosops.failure=a-b+c"
     long = report_folder(chaos, chaos.parse_options({}), {"failure": ["x" * 60, "y" * 60]})
     assert len(long) < 120 and long != report_folder(chaos, chaos.parse_options({}), {"failure": ["x" * 60, "z" * 60]})
+
+
+def test_results_json_names_the_precision_local_models_played_at(tmp_path: Path) -> None:
+    """Greedy rows played in bfloat16 on a GPU and in float32 on the CPU differ, so results.json says which: every
+    local model policy's device and dtype, and None for a matrix of scripted policies alone."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from drill.evaluate.matrix import evaluate
+
+    class LocalStandIn:
+        """Plays as the heuristic; its `model.model` is where an LLMPolicy keeps its torch weights."""
+
+        def __init__(self) -> None:
+            self.inner = guess_env.Bisect()
+            self.model = SimpleNamespace(model=torch.nn.Linear(2, 2).to(torch.bfloat16))
+
+        @property
+        def info(self) -> Any:
+            return self.inner.info
+
+        def act(self, inputs: Any) -> Any:
+            return self.inner.act(inputs)
+
+    spec = guess_env.SPEC
+    tasks = spec.make({})().tasks("test")[:2]
+    for name, policies, expected in (("scripted", {"heuristic": {"player": guess_env.Bisect()}}, None),
+                                     ("local", {"heuristic": {"player": guess_env.Bisect()},
+                                                "local": {"player": LocalStandIn()}}, "cpu bfloat16")):
+        evaluate(spec, {}, policies, tasks, 1, spec.rubric_for({}), tmp_path / name, name, quiet=True)
+        meta = json.loads((tmp_path / name / "results.json").read_text(encoding="utf-8"))["meta"]
+        assert meta["precision"] == expected, name

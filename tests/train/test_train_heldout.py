@@ -83,7 +83,7 @@ def test_the_closing_evaluation_reports_each_row_while_it_plays(tiny_model_dir: 
 def test_the_precision_names_every_model_rows_device_and_dtype() -> None:
     import torch
 
-    from drill.train.heldout import precision
+    from drill.models.local import precision
 
     def row(dtype: torch.dtype) -> Any:
         return SimpleNamespace(model=SimpleNamespace(model=torch.nn.Linear(2, 2).to(dtype)))

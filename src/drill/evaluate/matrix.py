@@ -27,6 +27,7 @@ from drill.core.rubric import Rubric
 from drill.core.spec import Chart, EnvSpec, percent
 from drill.core.types import Episode, PolicyInfo, Task
 from drill.evaluate.report import chart_process, grouped_bar_chart, progress_bar, summary_table, write_results
+from drill.models.local import precision
 from drill.policies import policy_label
 
 
@@ -183,6 +184,7 @@ def evaluate(spec: EnvSpec, options: Mapping[str, Any], policies: Mapping[str, M
                     grouped_bar_chart(*arguments, **settings)
             full_meta = {"env": spec.name, "options": dict(options), "tasks": len(tasks), "seeds": list(range(seeds)),
                          "policies": list(policies), "weights": rubric.weights, **spec.notes, **(meta or {}),
+                         "precision": precision(p for by_role in policies.values() for p in by_role.values()),
                          "command": " ".join(["drill", *sys.argv[1:]]),
                          "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
             if spec.group is not None:

@@ -44,7 +44,7 @@ import shutil
 import warnings
 import weakref
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -334,6 +334,20 @@ def resolve_device(name: str) -> Any:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ModelLoadError(f"--device {name}: CUDA is not available on this machine (use --device cpu or auto)")
     return device
+
+
+def precision(policies: Iterable[Any]) -> str | None:
+    """Where and in which dtype the local model policies play ("cpu float32", "cuda bfloat16"; several, comma-joined),
+    None when none is a local model. Greedy rows played at another precision differ (an inbox adapter's total moved
+    by 0.046 between bfloat16 on a GPU and float32 on the CPU), so results compared with each other must share it."""
+    found = set()
+    for policy in policies:
+        module = getattr(getattr(policy, "model", None), "model", None)  # LLMPolicy -> TransformersChatModel -> torch
+        parameters = getattr(module, "parameters", None)
+        weight = next(parameters(), None) if callable(parameters) else None
+        if weight is not None and hasattr(weight, "dtype"):
+            found.add(f"{weight.device.type} {str(weight.dtype).removeprefix('torch.')}")
+    return ", ".join(sorted(found)) or None
 
 
 def place(chat: TransformersChatModel, device: str) -> TransformersChatModel:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from drill.core.types import Episode, Task
 from drill.evaluate.matrix import play
 from drill.evaluate.report import progress_bar, summary_table, write_results
 from drill.models.base import SamplingParams
+from drill.models.local import precision
 from drill.models.prompt import LLMOptions, PolicyOptions
 from drill.train.config import RunConfig
 from drill.train.progress import Heartbeat
@@ -52,21 +53,6 @@ def summarize(name: str, episodes: Sequence[Episode]) -> dict[str, Any]:
     for component in scores[0].components:
         row[component] = float(np.mean([s.components[component] for s in scores]))
     return row
-
-
-def precision(policies: Iterable[Any]) -> str | None:
-    """Where and in which dtype the model rows were played ("cpu float32", "cuda bfloat16"; several, comma-joined),
-    None when no row is a local model. Greedy rows played at another precision differ (an inbox adapter's total moved
-    by 0.046 between bfloat16 on a GPU and float32 on the CPU), so rows compared with each other must share it."""
-    import torch
-
-    found = set()
-    for policy in policies:
-        module = getattr(getattr(policy, "model", None), "model", None)  # LLMPolicy -> TransformersChatModel -> torch
-        weight = next(module.parameters(), None) if isinstance(module, torch.nn.Module) else None
-        if weight is not None:
-            found.add(f"{weight.device.type} {str(weight.dtype).removeprefix('torch.')}")
-    return ", ".join(sorted(found)) or None
 
 
 def evaluate_heldout(config: RunConfig, target: TrainTarget, roles: Sequence[str], adapter_dir: Path | dict[str, Path],
