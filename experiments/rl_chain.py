@@ -6,7 +6,8 @@ An experiment, not a test. For each seed it runs one `drill train ENV --stage SF
 heuristic greedily on the same held-out tasks, prompted the same way. Then it reads every run's `heldout.json`
 and `metrics.jsonl` and prints one table: per row the rubric total, the environment's own success (`EnvSpec.success`)
 and its targeted behaviours (its `EnvSpec.summarize` columns), the SFT seeds' max-min spread, each seed's RL gain, and
-the RL stage's zero-variance group fraction (does RL get a signal after SFT?).
+the RL stage's zero-variance group fraction (does RL get a signal after SFT?). Beside the bar, not in place of it, it
+prints each seed's RL-minus-its-own-SFT-start change in total per held-out episode with a 95% bootstrap interval.
 
     OMP_NUM_THREADS=1 .venv/bin/python experiments/rl_chain.py triage --seeds 0 1 2 --output-dir runs/chain-triage
     .venv/bin/python experiments/rl_chain.py triage --output-dir runs/chain-triage --report-only
@@ -440,6 +441,25 @@ def flips(preset: Preset, folder: Path, sft_name: str, rl_name: str) -> tuple[in
     return (sum(after[k] > before[k] for k in shared), sum(after[k] < before[k] for k in shared))
 
 
+def paired_deltas(preset: Preset, folder: Path, sft_name: str, rl_name: str) -> list[float]:
+    """Each held-out episode's total under the RL adapter minus its total under the SFT start (same task and seed)."""
+    rows = episodes_of(preset, folder)
+    before = {(e.task_id, e.seed): e.score.total for e in rows[sft_name]}  # type: ignore[union-attr]
+    return [e.score.total - before[(e.task_id, e.seed)] for e in rows[rl_name]  # type: ignore[union-attr]
+            if (e.task_id, e.seed) in before]
+
+
+def paired_interval(deltas: Sequence[float], resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """The mean of per-episode changes and its 95% bootstrap interval (resampling the episodes). Not the issue's bar,
+    which compares a seed's gain with the spread of every seed's SFT start: this asks whether one seed's RL stage
+    changed its own start's total beyond the noise of which questions happened to be held out."""
+    import numpy as np
+
+    values = np.asarray(deltas, dtype=float)
+    means = np.random.default_rng(seed).choice(values, size=(resamples, len(values))).mean(axis=1)
+    return float(values.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
 def rl_row(preset: Preset, output_dir: Path, seed: int) -> bool:
     """Whether the seed's held-out file has an RL row (read from its summary, without parsing the episodes)."""
     method = preset.rl.split(":", 1)[0]
@@ -484,6 +504,12 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
         if rl_name in rows and registry.specs()[preset.env].success is not None:
             gained, lost = flips(preset, output_dir / f"seed-{seed}", sft_name, rl_name)
             print(f"seed {seed}: success per task, SFT -> RL: {gained} gained, {lost} lost")
+    for seed, rows in runs.items():  # information beside the bar, not the bar (`paired_interval`)
+        if rl_name in rows:
+            deltas = paired_deltas(preset, output_dir / f"seed-{seed}", sft_name, rl_name)
+            mean, low, high = paired_interval(deltas)
+            print(f"seed {seed}: total, RL minus its own SFT start per episode: mean {mean:+.3f}, 95% bootstrap "
+                  f"interval [{low:+.3f}, {high:+.3f}] over {len(deltas)} episodes")
     for column in columns:
         if any(rows[name].get(column) is None for rows in runs.values() for name in (sft_name, rl_name)
                if name in rows):

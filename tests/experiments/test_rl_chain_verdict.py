@@ -92,3 +92,14 @@ def test_zero_variance_reads_the_rl_stage_folders_when_the_run_wrote_no_metrics_
         {"method": "grpo", "group_flat/total": 0.25})) + "\n")
     assert chain.zero_variance(tmp_path, "grpo") == "50% 25%"
     assert chain.zero_variance(tmp_path, "rft") == "—"
+
+
+def test_the_paired_interval_brackets_the_mean_change_and_is_seeded(
+        experiment_script: Callable[[str], ModuleType]) -> None:
+    interval = experiment_script("rl_chain").paired_interval
+    assert interval([0.0] * 95) == (0.0, 0.0, 0.0)  # an adapter that changed no episode
+    mean, low, high = interval([0.2] * 20 + [0.0] * 12)  # most episodes up: an interval above zero
+    assert mean == pytest.approx(0.125) and 0.0 < low < mean < high <= 0.2
+    mean, low, high = interval([1.0, -1.0] * 40)  # gains and losses that cancel: zero inside the interval
+    assert low < 0.0 < high and mean == pytest.approx(0.0)
+    assert interval([0.3, -0.1, 0.2, 0.0]) == interval([0.3, -0.1, 0.2, 0.0])
