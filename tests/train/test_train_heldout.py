@@ -92,3 +92,4 @@ def test_the_precision_names_every_model_rows_device_and_dtype() -> None:
     assert precision([row(torch.float32), scripted]) == "cpu float32"
     assert precision([row(torch.bfloat16), row(torch.float32)]) == "cpu bfloat16, cpu float32"
     assert precision([scripted]) is None
+    assert precision([SimpleNamespace(expand=row(torch.bfloat16))]) == "cpu bfloat16"  # a LATS policy's expander

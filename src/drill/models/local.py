@@ -342,11 +342,12 @@ def precision(policies: Iterable[Any]) -> str | None:
     by 0.046 between bfloat16 on a GPU and float32 on the CPU), so results compared with each other must share it."""
     found = set()
     for policy in policies:
-        module = getattr(getattr(policy, "model", None), "model", None)  # LLMPolicy -> TransformersChatModel -> torch
-        parameters = getattr(module, "parameters", None)
-        weight = next(parameters(), None) if callable(parameters) else None
-        if weight is not None and hasattr(weight, "dtype"):
-            found.add(f"{weight.device.type} {str(weight.dtype).removeprefix('torch.')}")
+        for holder in (policy, getattr(policy, "expand", None)):  # LATS (drill.memory.lats) expands with an LLMPolicy
+            module = getattr(getattr(holder, "model", None), "model", None)  # LLMPolicy -> chat model -> torch module
+            parameters = getattr(module, "parameters", None)
+            weight = next(parameters(), None) if callable(parameters) else None
+            if weight is not None and hasattr(weight, "dtype"):
+                found.add(f"{weight.device.type} {str(weight.dtype).removeprefix('torch.')}")
     return ", ".join(sorted(found)) or None
 
 
