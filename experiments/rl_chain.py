@@ -345,13 +345,13 @@ def merged(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], li
             [Episode.model_validate(e) for e in old["episodes"] + new["episodes"]])
 
 
-def rows_of(preset: Preset, folder: Path) -> dict[str, dict[str, Any]]:
+def rows_of(preset: Preset, played: dict[str, list[Episode]]) -> dict[str, dict[str, Any]]:
     """Each held-out row of a run (`1-sft`, `2-rft`, `untrained`, `heuristic`): the spec's summary of its episodes
     and the success rate, computed here from the stored episodes (`episodes_of`), so every row is measured the same
     way, whenever it was played."""
     spec, tasks = registry.specs()[preset.env], validation_tasks(preset)
     rows = {}
-    for name, mine in episodes_of(preset, folder).items():
+    for name, mine in played.items():
         summary = {"total": statistics.fmean(e.score.total for e in mine),  # type: ignore[union-attr]
                    **(spec.summarize(mine, tasks) if spec.summarize else {})}
         summary["success"] = statistics.fmean(spec.success(e, tasks[e.task_id]) for e in mine) if spec.success \
@@ -431,19 +431,17 @@ def changed(preset: Preset, folder: Path, count: int) -> None:
             print(f"  {sft_name}:\n{acted(old)}\n  {rl_name}:\n{acted(new)}")
 
 
-def flips(preset: Preset, folder: Path, sft_name: str, rl_name: str) -> tuple[int, int]:
+def flips(preset: Preset, rows: dict[str, list[Episode]], sft_name: str, rl_name: str) -> tuple[int, int]:
     """How many held-out episodes the RL adapter turned from failure to success, and from success to failure."""
     spec, tasks = registry.specs()[preset.env], validation_tasks(preset)
-    rows = episodes_of(preset, folder)
     before = {(e.task_id, e.seed): spec.success(e, tasks[e.task_id]) for e in rows[sft_name]}  # type: ignore[misc]
     after = {(e.task_id, e.seed): spec.success(e, tasks[e.task_id]) for e in rows[rl_name]}  # type: ignore[misc]
     shared = before.keys() & after.keys()
     return (sum(after[k] > before[k] for k in shared), sum(after[k] < before[k] for k in shared))
 
 
-def paired_deltas(preset: Preset, folder: Path, sft_name: str, rl_name: str) -> list[float]:
+def paired_deltas(rows: dict[str, list[Episode]], sft_name: str, rl_name: str) -> list[float]:
     """Each held-out episode's total under the RL adapter minus its total under the SFT start (same task and seed)."""
-    rows = episodes_of(preset, folder)
     before = {(e.task_id, e.seed): e.score.total for e in rows[sft_name]}  # type: ignore[union-attr]
     return [e.score.total - before[(e.task_id, e.seed)] for e in rows[rl_name]  # type: ignore[union-attr]
             if (e.task_id, e.seed) in before]
@@ -470,18 +468,19 @@ def rl_row(preset: Preset, output_dir: Path, seed: int) -> bool:
 def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
     preset = PRESETS[name]
     method = preset.rl.split(":", 1)[0]
-    runs = {seed: rows_of(preset, output_dir / f"seed-{seed}") for seed in seeds
-            if (output_dir / f"seed-{seed}" / "heldout.json").exists()}
+    played = {seed: episodes_of(preset, output_dir / f"seed-{seed}") for seed in seeds
+              if (output_dir / f"seed-{seed}" / "heldout.json").exists()}  # read and scored once a seed
+    runs = {seed: rows_of(preset, episodes) for seed, episodes in played.items()}
     if not runs:
         raise SystemExit(f"no finished run under {output_dir}")
     columns = ("total", "success", *preset.behaviours)  # each gets a verdict; the table also shows invalid calls
     options = ", ".join(f"{k}={v}" for k, v in preset.options.items())
     print(f"\n{preset.env}, validation split, greedy ({options}), every episode scored by today's rubric; "
           f"SFT {preset.sft.split(',')[0]}, RL {preset.rl}")
-    played = {seed: json.loads((output_dir / f"seed-{seed}" / "heldout.json").read_text(encoding="utf-8"))["meta"]
-              .get("precision") or "not recorded" for seed in runs}
-    print("model rows played at: " + ", ".join(f"seed {seed} {where}" for seed, where in played.items()))
-    if len(set(played.values())) > 1:
+    precisions = {seed: json.loads((output_dir / f"seed-{seed}" / "heldout.json").read_text(encoding="utf-8"))["meta"]
+                  .get("precision") or "not recorded" for seed in runs}
+    print("model rows played at: " + ", ".join(f"seed {seed} {where}" for seed, where in precisions.items()))
+    if len(set(precisions.values())) > 1:
         print("WARNING: the seeds' rows were played at different precisions, and the spread and gains below mix them")
     print()
     print("| row | seed | " + " | ".join(columns) + " | invalid calls / episode | RL zero-variance groups per round |")
@@ -502,11 +501,11 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
     print(f"\n{len(runs)} SFT seeds; {len(with_rl)} with the RL stage")
     for seed, rows in runs.items():
         if rl_name in rows and registry.specs()[preset.env].success is not None:
-            gained, lost = flips(preset, output_dir / f"seed-{seed}", sft_name, rl_name)
+            gained, lost = flips(preset, played[seed], sft_name, rl_name)
             print(f"seed {seed}: success per task, SFT -> RL: {gained} gained, {lost} lost")
     for seed, rows in runs.items():  # information beside the bar, not the bar (`paired_interval`)
         if rl_name in rows:
-            deltas = paired_deltas(preset, output_dir / f"seed-{seed}", sft_name, rl_name)
+            deltas = paired_deltas(played[seed], sft_name, rl_name)
             mean, low, high = paired_interval(deltas)
             print(f"seed {seed}: total, RL minus its own SFT start per episode: mean {mean:+.3f}, 95% bootstrap "
                   f"interval [{low:+.3f}, {high:+.3f}] over {len(deltas)} episodes")
