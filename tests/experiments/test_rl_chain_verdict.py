@@ -103,3 +103,17 @@ def test_the_paired_interval_brackets_the_mean_change_and_is_seeded(
     mean, low, high = interval([1.0, -1.0] * 40)  # gains and losses that cancel: zero inside the interval
     assert low < 0.0 < high and mean == pytest.approx(0.0)
     assert interval([0.3, -0.1, 0.2, 0.0]) == interval([0.3, -0.1, 0.2, 0.0])
+
+
+def test_teacher_only_writes_the_shared_teacher_file_and_trains_nothing(tmp_path: Path) -> None:
+    """Seeds that start side by side (experiments/rl_chain_gpu.sh) read one teacher file: written first, once."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).parents[2] / "experiments" / "rl_chain.py"
+    done = subprocess.run([sys.executable, str(script), "inbox-grpo-gpu", "--teacher-only", "--output-dir",
+                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "teacher-train.json"
+    assert done.stdout.strip().endswith(str(path)) and "teacher on 240 training tasks" in done.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["teacher-train.json"]  # no seed folder: nothing trained
