@@ -7,7 +7,9 @@
 #   experiments/rl_chain_gpu.sh inbox-grpo-gpu runs/chain-inbox-grpo-gpu 360 150 0 1 2
 #
 # PYTHON names the interpreter (default python3), EVAL_BATCH the held-out episodes per lockstep batch (default 128).
-# The report goes to OUTPUT_DIR/report.txt.
+# The report goes to OUTPUT_DIR/report.txt. SFT_FROM=DIR starts every seed from DIR's finished SFT stage (rl_chain.py
+# --sft-from: the stage is copied and skipped; DIR holds its teacher-train.json). EVAL_LIMIT_S 0 trains only: the
+# held-out rows are then played elsewhere (e.g. on the CPU at the precision of rows already there).
 set -u
 if [ $# -lt 5 ]; then
     echo "usage: $0 PRESET OUTPUT_DIR TRAIN_LIMIT_S EVAL_LIMIT_S SEED..." >&2
@@ -53,8 +55,15 @@ phase() {
 
 SEEDS=("$@")
 started=$SECONDS
-"$py" "$chain" "$preset" --teacher-only --output-dir "$out" || exit 1
-phase "$train_limit" train "$py" "$chain" "$preset" --untrained-seed -1 --eval-tasks 0 --output-dir "$out"
+"$py" "$chain" "$preset" --teacher-only --output-dir "${SFT_FROM:-$out}" || exit 1
+sft_from=()
+[ -n "${SFT_FROM:-}" ] && sft_from=(--sft-from "$SFT_FROM")
+phase "$train_limit" train "$py" "$chain" "$preset" --untrained-seed -1 --eval-tasks 0 --output-dir "$out" \
+    "${sft_from[@]}"
+if [ "$eval_limit" = 0 ]; then
+    echo "chain: $(( (SECONDS - started) )) s; trained only (EVAL_LIMIT_S 0)"
+    exit 0
+fi
 export DRILL_PREFIX_CACHE_MB=${DRILL_PREFIX_CACHE_MB:-8192}
 phase "$eval_limit" eval "$py" "$chain" "$preset" --evaluate-only --eval-batch "${EVAL_BATCH:-128}" \
     --untrained-seed -1 --output-dir "$out"
