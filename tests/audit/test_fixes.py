@@ -158,3 +158,23 @@ def test_the_chaosops_heuristic_pages_network_for_misrouted_traffic() -> None:
     # it flag the wrong agent, the rogue undid the page and these stayed open (issue 19). It now judges each trace
     # change on its evidence, so the rogue is flagged before the page and every one of these is resolved.
     assert all(e.count("resolved") == 1 for e in episodes)
+
+
+def test_names_packed_in_lower_case_are_a_list_and_every_gold_name_still_right() -> None:
+    """An outside red team (2026-11-27): the judge knew only the golds' names, so names no gold uses, written in lower
+    case ("chidi yilmaz jasmine kuznetsov ... lucas fontaine"), were no second name. The judge now knows every
+    person of the mail store; with the golds' names alone (the hole put back) each packed answer is still right."""
+    from drill.envs.inbox.questions import lexicon_of
+    from drill.envs.inbox.spec import judge_lexicon, load
+
+    env = load()
+    lexicon, golds_only = judge_lexicon(env), lexicon_of([*env.tasks("train"), *env.tasks("test")])
+    unknown = [p for p in env.store.people() if p not in golds_only.get("name", ())]
+    names = [q for q in env.tasks("train") if q.kind == "name" and q.answer is not None]
+    assert len(names) > 50 and len(unknown) > 10
+    for question in names:
+        assert match_verdict(question, question.answer, lexicon).verdict == "correct", question.id
+        others = [p for p in unknown if p.lower() not in question.question.lower()][:3]
+        packed = " ".join(p.lower() for p in [*others, question.answer])
+        assert match_verdict(question, packed, lexicon).verdict == "wrong", packed
+        assert match_verdict(question, packed, golds_only).verdict == "correct", packed

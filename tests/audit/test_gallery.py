@@ -414,3 +414,24 @@ def test_copilot_a_bulk_check_that_reads_only_the_items_left_is_caught(monkeypat
     caught = copilot_audit(("partial work paid in full",), "bulk").findings
     assert caught and "disposed" in caught[0].strategy and caught[0].components == ["task"], caught
     assert "file_newsletter" in caught[0].example["task"]
+
+
+def test_a_success_measure_that_reads_past_a_negation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outside red team (2026-11-27): triage judged the gold article's steps, each opened by "Do not", correct,
+    and the inbox judge took "not March 1, 2024" for March 1, 2024. Put back in both, the audit's denial mutation is
+    caught by the environment's own success measure; the shipped rubrics refuse it."""
+    import importlib
+
+    from drill.core import judge as core_judge
+
+    def denial_findings(spec: Any, **limit: Any) -> list[tuple[str, str]]:
+        result = audit_env(spec, {}, budget_s=math.inf, combos=0, select=lambda strategy: bool(strategy.denied),
+                           **limit)
+        assert result.strategies, "the denial mutation is generated for the answer fields"
+        return [(f.kind, f.strategy) for f in result.findings if f.kind == "success accepts a denial"]
+
+    assert denial_findings(triage.SPEC) == [] and denial_findings(inbox.SPEC, max_tasks=40) == []
+    monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "negates_a_step", lambda sub, task: False)
+    monkeypatch.setattr(core_judge, "negated", lambda answer, *explained: False)
+    assert ("success accepts a denial", "oracle, submit_resolution.resolution denied") in denial_findings(triage.SPEC)
+    assert [kind for kind, _ in denial_findings(inbox.SPEC, max_tasks=40)] == ["success accepts a denial"]

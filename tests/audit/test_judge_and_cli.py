@@ -154,3 +154,22 @@ def test_a_judge_that_takes_a_weekday_for_a_date_is_caught(questions: list[Any])
         "weekday taker: the weekday alone"}
     _, shipped = judge_audit(dated, match_verdict, match_verdict, "match")
     assert not shipped
+
+
+def test_a_judge_that_reads_past_a_negation_a_year_or_a_weekday_is_caught(questions: list[Any]) -> None:
+    """Three holes an outside red team found in `drill.core.judge` (2026-11-27), put back: "not X" judged as X, a
+    date in another year matched through the gold's year-free alias, and a weekday that does not fall on the date.
+    The shipped judge marks all three wrong."""
+    def lenient(question: Any, answer: str) -> Any:
+        answer = re.sub(r"^not ", "", answer)  # the negation unread
+        if question.kind == "date":
+            answer = re.sub(r"(?:19|20)\d\d", "", answer)  # the year unread
+            answer = re.sub(r"^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, ", "", answer)  # the weekday unread
+        return match_verdict(question, answer)
+
+    answerable = [q for q in questions if q.answer is not None]
+    _, findings = judge_audit(answerable, lenient, match_verdict, "lenient")
+    assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} >= {
+        "lenient: negated", "lenient: another year", "lenient: a wrong weekday"}
+    _, shipped = judge_audit(answerable, match_verdict, match_verdict, "match")
+    assert not shipped

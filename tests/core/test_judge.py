@@ -108,7 +108,8 @@ def test_an_answer_without_a_claim_is_wrong_and_a_gold_without_one_raises() -> N
 
 def test_claims_read_values_not_text() -> None:
     assert [c.value for c in claims("$1,740 and 1740 dollars", "amount")] == [("number", 1740.0)] * 2
-    assert [c.value for c in claims("2024-08-19", "date")] == [("date", 8, 19, 2024)]
+    assert [c.value for c in claims("2024-08-19", "date")] == [("date", 8, 19, 2024, None)]
+    assert [c.value for c in claims("Monday, August 19", "date")] == [("date", 8, 19, None, 0)]
     assert hedged("Harbor Room, or maybe Granite Room") and not hedged("Harbor Room")
     assert not hedged("Either room", "either")  # a word the question uses is no hedge
 

@@ -21,19 +21,24 @@ from drill.core.judge import claims
 __all__ = ["ADVERSARIAL", "adversarial_answers", "judge_audit"]
 
 ADVERSARIAL = ("list of candidates", "hedge", "hedge, gold second", "with a doubt", "question repeated",
-               "question with the gold", "the year alone", "the weekday alone")
+               "question with the gold", "the year alone", "the weekday alone", "negated", "another year",
+               "a wrong weekday")
 """The kinds of adversarial answer; each must not be judged correct."""
 
 
-def _weekday(gold: str, kind: str) -> str | None:
-    """The weekday the gold date falls on ("Monday" for "August 19, 2024"); None for another kind or no year."""
+def _weekday(gold: str, kind: str, shift: int = 0) -> str | None:
+    """The weekday the gold date falls on ("Monday" for "August 19, 2024"), or `shift` days after it; None for
+    another kind or no year."""
     if kind != "date":
         return None
     dated = [c.value for c in claims(gold, "date") if isinstance(c.value, tuple) and c.value[0] == "date"]
     if not dated or dated[0][3] is None:
         return None
-    _, month, day, year = dated[0]
-    return date(year, month, day).strftime("%A")
+    month, day, year = dated[0][1:4]
+    return _WEEKDAYS[(date(year, month, day).weekday() + shift) % 7]
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
 def adversarial_answers(question: Any, others: Sequence[str]) -> dict[str, str]:
@@ -51,6 +56,10 @@ def adversarial_answers(question: Any, others: Sequence[str]) -> dict[str, str]:
         "with a doubt": f"{gold}, not sure though",
         "question repeated": question.question,
         "question with the gold": f"{question.question} {gold}? {a}?",
+        "negated": f"not {gold}",  # the value denied ("not X" once passed as X)
+        # a date in the year before (the alias without a year once matched any year), and on the wrong weekday
+        **({"another year": gold.replace(year.group(), str(int(year.group()) - 1))} if year else {}),
+        **({"a wrong weekday": f"{wrong}, {gold}"} if (wrong := _weekday(gold, question.kind, 1)) else {}),
     }
 
 

@@ -22,6 +22,8 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   the candidates are most of the text and the answer field is read (the oracle with a placeholder there fails),
   still succeeds by the environment's own success measure on at least two and `MIN_SWAP_SHARE` of them: a list
   with the answer somewhere in it counts as the answer;
+* error, "success accepts a denial" — the oracle's answer with every sentence opened by "Do not", on episodes where
+  the field is read, still succeeds as often (the same share): the success measure reads words past a negation;
 * error, "another task's answer succeeds" — the oracle with its answer text replaced by a stock answer of other
   tasks (`swap_strategies`) still succeeds by the environment's own success measure (`EnvSpec.success`) on at
   least two and `MIN_SWAP_SHARE` of the episodes where that field matters (the oracle with a placeholder there
@@ -356,6 +358,27 @@ def judge_hedge_success(strategy: Strategy, played: Played, oracle: Played, plac
         "answer"))
 
 
+def judge_denial_success(strategy: Strategy, played: Played, oracle: Played, placeholder: Played,
+                         success: Callable[[Episode, Any], bool], tasks: Mapping[str, Task]) -> list[Finding]:
+    """The oracle's answer with every sentence denied (`strategy.denied`: "Do not find the caller; Do not enable
+    ..."): on an episode where the oracle succeeds and the field is read (`placeholder` fails there), the success
+    measure must say no. Word overlap reads past "not": triage's judged every step denied correct (2026-11-27)."""
+    oracle_by, placeholder_by = oracle.by_key(), placeholder.by_key()
+    wins, read = [], 0
+    for e in played.episodes:
+        key, task = (e.task_id, e.seed), tasks[e.task_id]
+        if _answer_text(e, strategy.denied) is None or not success(oracle_by[key], task) \
+                or success(placeholder_by[key], task):
+            continue
+        read += 1
+        if success(e, task):
+            wins.append(e)
+    tool, name = strategy.denied
+    return _success_finding("success accepts a denial", strategy, wins, read, oracle_by, (
+        f"the oracle's {tool}.{name} with every sentence opened by \"Do not\" still succeeds on {len(wins)} of {read} "
+        "episodes by the environment's own success measure: the answer's words are read past the negation"))
+
+
 def stock_of(played: Played, fields: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
     """The stock answers (`stock_answers`) of each answer field, from the oracle's episodes on the train split."""
     out = {}
@@ -487,6 +510,9 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
                 else None
             findings.extend(judge_hedge_success(strategy, played, oracle, control_for(strategy.hedged), alone,
                                                 spec.success, by_id))
+        if strategy.denied and strategy.base == "oracle" and spec.success is not None:
+            findings.extend(judge_denial_success(strategy, played, oracle, control_for(strategy.denied), spec.success,
+                                                 by_id))
         if strategy.name in judged_in_pairs:
             paired[strategy.name] = played
         if _actions(played) == base_actions[strategy.base] or (

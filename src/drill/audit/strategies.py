@@ -371,6 +371,12 @@ def _sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE_END.split(text.strip()) if s]
 
 
+def denied(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
+    """Every sentence or step of the text denied: "Do not find the caller; Do not enable SDK adaptive retries"."""
+    parts = [part for part in re.split(r"(?<=[.!?])\s+|;\s*", v.strip()) if part]
+    return "; ".join(f"Do not {part[:1].lower()}{part[1:]}" for part in parts) or v
+
+
 def string_transforms(ctx: Context) -> dict[str, Transform]:
     def hedge(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
         other = next((c for c in [*candidates(inp), *ctx.constants] if c.lower() not in v.lower()), "something else")
@@ -394,6 +400,7 @@ def string_transforms(ctx: Context) -> dict[str, Transform]:
         "guessed instead of abstaining": lambda v, p, inp: (", ".join(candidates(inp, 4)) or v) if any(
             v.strip().lower().startswith(a.lower()) for a in ABSTENTIONS) else v,
         "abstained": lambda v, p, inp: "I don't know",
+        "denied": denied,
     }
 
 
@@ -464,6 +471,9 @@ class Strategy:
     alone: tuple[Rule, ...] = field(default=(), compare=False)
     """For a hedge that writes candidates after the answer: rules that write the candidates alone. On a task where
     they succeed by themselves (the shown passages include the right article's own steps), the hedge is no guess."""
+    denied: tuple[str, str] = ()
+    """For a denial (the "denied" mutation): the (tool, argument) whose every sentence opens with "Do not". The
+    environment's own success measure must not count the oracle's answer denied."""
     swapped: tuple[str, str] = ()
     """For a swap (`swap_strategies`): the (tool, argument) whose text is replaced by another task's answer. The
     environment's own success measure must not count the swapped answer as a success."""
@@ -530,7 +540,9 @@ def mutation_strategies(tools: Sequence[ToolSpec], ctx: Context, bases: Sequence
                     out.append(Strategy(f"{base}, {spec.name}.{name} {label}", f"{base}: {spec.name}.{name}", base,
                                         (mutate(spec.name, name, transform),), hedge=hedge,
                                         hedged=(spec.name, name) if hedge and label in LISTS else (),
-                                        alone=(mutate(spec.name, name, alone),) if hedge and alone else ()))
+                                        alone=(mutate(spec.name, name, alone),) if hedge and alone else (),
+                                        denied=(spec.name, name) if label == "denied" and prop["kind"] == "string"
+                                        else ()))
         out.append(Strategy(f"{base}, every action twice", f"{base}: repeated actions", base, (repeat_each(),)))
     if "oracle" in bases:
         for spec in tools:

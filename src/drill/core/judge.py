@@ -6,9 +6,11 @@ spaces only (or by nothing: "HarborRoomGraniteRoom"), contained the gold and was
 contained "1740". So the judge reads the answer as a list of *claims* of the asked kind and compares values:
 
 * `date`: month-name dates ("August 19", "19 Aug 2024", "Monday, August 19"), ISO and numeric dates, and a
-  weekday on its own, as (month, day, year); a year missing on either side matches any year. Any other number
-  left over is a claim too ("August 19 20 21" names three days). A year alone or a weekday alone agrees with the
-  gold without stating it ("Monday" is right one day in seven): wrong.
+  weekday on its own, as (month, day, year, weekday); a year missing on either side matches any year, but a year
+  stated is compared with the gold's where the gold states one ("March 1, 2023" is not March 1, 2024), and a
+  weekday stated must fall on the date ("Thursday, November 13, 2024" is no date). Any other number left over is a
+  claim too ("August 19 20 21" names three days). A year alone or a weekday alone agrees with the gold without
+  stating it ("Monday" is right one day in seven): wrong.
 * `amount`: every number, with `$`/USD/dollars, thousands separators, cents and k/thousand/million read:
   "$1,740" == "1740 dollars" == "1,740.00"; "17400" is another amount.
 * `time`: clock times ("9:30 AM", "14:00") as (hour, minute).
@@ -17,8 +19,9 @@ contained "1740". So the judge reads the answer as a list of *claims* of the ask
   person, hotel its world holds), matched as whole words, or glued together inside one token; and, for names
   (`NAMED_KINDS`), runs of two or more capitalised words ("Granite Room", "Sofia Kowalski") that no lexicon holds.
 
-An answer is correct when it states at least one claim, and every claim it states agrees with the gold (claims the
-question itself states, such as the person asked about, are ignored). Abstaining is not judged here: each
+An answer is correct when it states at least one claim, every claim it states agrees with the gold (claims the
+question itself states, such as the person asked about, are ignored), and it does not deny it: a negation the gold
+and the question do not use ("not X", "It isn't X", "I don't know X") is wrong whatever it names. Abstaining is not judged here: each
 environment keeps its own abstention verdict, and `hedged` marks "X, or maybe Y" and "probably X" as guesses.
 """
 
@@ -30,7 +33,8 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-__all__ = ["HEDGE_WORDS", "NAMED_KINDS", "Claim", "Judgement", "Lexicon", "agree", "claims", "hedged", "judge", "words"]
+__all__ = ["HEDGE_WORDS", "NAMED_KINDS", "NEGATIONS", "Claim", "Judgement", "Lexicon", "agree", "claims", "hedged",
+           "judge", "negated", "words"]
 
 HEDGE_WORDS = frozenset({"or", "maybe", "perhaps", "possibly", "either", "probably", "might", "guess", "unsure",
                           "likely", "alternatively"})
@@ -57,7 +61,7 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _WEEKDAY_ALT = "|".join(_WEEKDAYS)
 _YEAR = r"(?:19|20)\d\d(?!\d)"
 _DATE = re.compile(
-    rf"(?:(?<![a-z])(?:{_WEEKDAY_ALT})(?![a-z])[,\s]*)?(?:"
+    rf"(?:(?<![a-z])(?P<pre>{_WEEKDAY_ALT})(?![a-z])[,\s]*)?(?:"
     rf"(?<![a-z])(?P<mon>{_MONTH_ALT})(?![a-z])\.?\s*(?:the\s+)?(?P<day>\d{{1,2}})(?:st|nd|rd|th)?(?!\d)"
     rf"(?:,?\s*(?P<year>{_YEAR}))?"
     rf"|(?<!\d)(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s*(?:of\s+)?(?P<mon2>{_MONTH_ALT})(?![a-z])\.?"
@@ -151,7 +155,8 @@ def _date_claims(text: str) -> tuple[list[Claim], str]:
                 year = f"20{year}" if year and len(year) == 2 else year
             if not (1 <= month <= 12 and 1 <= day <= 31):
                 continue
-            value = ("date", month, day, int(year) if year else None)
+            weekday = _WEEKDAYS.index(g["pre"].lower()) if g["pre"] else None  # "Thursday, November 13"
+            value = ("date", month, day, int(year) if year else None, weekday)
         found.append(Claim(value, m.group()))
         spans.append(m.span())
     return found, _masked(text, spans)
@@ -252,7 +257,9 @@ def agree(claim: Claim, gold: Claim, year: int | None = None) -> bool:
     if not (isinstance(a, tuple) and isinstance(b, tuple)):
         return False
     if a[0] == "date" and b[0] == "date":
-        return a[1:3] == b[1:3] and (a[3] is None or b[3] is None or a[3] == b[3])
+        year = a[3] or b[3]
+        return (a[1:3] == b[1:3] and (a[3] is None or b[3] is None or a[3] == b[3])
+                and (a[4] is None or year is None or _weekday(year, a[1], a[2]) == a[4]))
     if a[0] == "weekday" and b[0] == "date" and b[3] is not None:
         return date(b[3], b[1], b[2]).weekday() == a[1] and a[2] in (None, b[2])
     if a[0] == "number" and b[0] == "date":
@@ -260,6 +267,35 @@ def agree(claim: Claim, gold: Claim, year: int | None = None) -> bool:
     if a[0] == "entity" and b[0] == "entity":  # "Lakehouse" is not "Lakehouse at Winnipesaukee"
         return bool(set(a[1]) - _MARKERS) and set(a[1]) - _MARKERS == set(b[1]) - _MARKERS
     return False
+
+
+def _weekday(year: int, month: int, day: int) -> int | None:
+    try:
+        return date(year, month, day).weekday()
+    except ValueError:  # "February 30"
+        return None
+
+
+def _agrees(claim: Claim, targets: Sequence[Claim]) -> bool:
+    """`claim` agrees with one of the gold's forms; a date that states its year or weekday is compared with the forms
+    that state a year, where there are any ("March 1, 2023" is not March 1, 2024, nor "Saturday, March 1" a Friday,
+    although the alias "March 1" has no year)."""
+    if claim.value[0] == "date" and (claim.value[3] is not None or claim.value[4] is not None):  # type: ignore[index]
+        dated = [t for t in targets if t.value[0] == "date" and t.value[3] is not None]  # type: ignore[index]
+        targets = dated or targets
+    return any(agree(claim, t) for t in targets)
+
+
+NEGATIONS = frozenset({"not", "never", "isn", "wasn", "aren", "weren", "don", "doesn", "didn", "won", "cannot",
+                       "neither", "nor"})
+"""Words that deny what follows ("not X", "It isn't X", "I don't know March 1"): an answer that uses one the gold
+and the question do not states the opposite of the value it names, or no value."""
+
+
+def negated(answer: str, *explained: str) -> bool:
+    """The answer uses a negation that none of `explained` (the gold, the question) uses."""
+    known = {w for text in explained for w in words(text)}
+    return bool((set(words(answer)) - known) & NEGATIONS)
 
 
 def _part_only(claim: Claim, gold: Claim) -> str | None:
@@ -293,15 +329,16 @@ def judge(answer: str, gold: Sequence[str], kind: str, question: str = "", lexic
     if not targets:
         raise ValueError(f"the gold {forms!r} states no {kind}: the judge cannot compare an answer with it")
     asked = claims(question, kind, lex) if question else []
-    said = [c for c in claims(answer, kind, lex)
-            if any(agree(c, t) for t in targets) or not any(agree(c, q) for q in asked)]
+    said = [c for c in claims(answer, kind, lex) if _agrees(c, targets) or not any(agree(c, q) for q in asked)]
     if not said:
         return Judgement(False, f"states no {kind}")
-    others = list(dict.fromkeys(c.text for c in said if not any(agree(c, t) for t in targets)))
+    if negated(answer, *forms, question):
+        return Judgement(False, f"negates: {answer[:60]!r}")
+    others = list(dict.fromkeys(c.text for c in said if not _agrees(c, targets)))
     if others:
         return Judgement(False, f"states {len(others)} other {kind} value(s) besides or instead of the gold: "
                                 f"{', '.join(others[:5])}")
-    if not any(agree(c, t) and not _part_only(c, t) for c in said for t in targets):
+    if not any(_agrees(c, [t]) and not _part_only(c, t) for c in said for t in targets):
         # "2024", "July 2024", "Monday": no date at all (a weekday falls on the gold one day in seven)
         part = next(p for c in said for t in targets if agree(c, t) and (p := _part_only(c, t)))
         return Judgement(False, f"states only the {part} of the {kind}")

@@ -95,8 +95,11 @@ def summary_table(title: str, rows: Sequence[Mapping[str, Any]], columns: Sequen
                   formats: Mapping[str, Callable[[Any], str]] | None = None) -> Table:
     formats = formats or {}
     table = Table(title=title, title_style="bold")
-    for column in columns:
-        table.add_column(column, justify="left" if isinstance(rows[0].get(column) if rows else "", str) else "right")
+    for index, column in enumerate(columns):
+        # the first column names the row (the policy): kept whole, the numbers give way when the table is too wide
+        whole = max((len(str(row.get(column))) for row in rows), default=0) if index == 0 else None
+        table.add_column(column, justify="left" if isinstance(rows[0].get(column) if rows else "", str) else "right",
+                         no_wrap=index == 0, min_width=min(whole, 40) if whole else None)
     for row in rows:
         cells = []
         for column in columns:

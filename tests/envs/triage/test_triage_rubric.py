@@ -43,9 +43,9 @@ def test_a_good_short_answer_scores_as_computed_by_hand() -> None:
     score = rubric().score(submitted("Reload nginx.", ["KB-SEC-0001"], 0.8, False), TASK)
     # terms [reload, nginx]: LCS 2, P = 1, R = 2/4, F1 = 2/3; cites the one gold article it saw;
     # correct (grounding 1 > 0.5) so calibration = 1 - (0.8 - 1)^2; 2 words within a 6-word budget, all on topic.
-    assert score.components == pytest.approx({"format": 1.0, "resolution": 2 / 3, "grounding": 1.0,
+    assert score.components == pytest.approx({"format": 1.0, "correct": 1.0, "resolution": 2 / 3, "grounding": 1.0,
                                               "calibration": 0.96, "parsimony": 1.0, "repetition": 1.0})
-    assert score.total == pytest.approx(0.1 + 0.25 * 2 / 3 + 0.2 + 0.2 * 0.96 + 0.15 + 0.1)
+    assert score.total == pytest.approx(0.1 + 0.15 + 0.10 * 2 / 3 + 0.2 + 0.2 * 0.96 + 0.15 + 0.1)
 
 
 def test_repeats_fabrications_and_malformed_ids_as_computed_by_hand() -> None:
@@ -100,7 +100,7 @@ def test_no_submission_scores_zero_with_graduated_format() -> None:
     assert rubric().score(nothing, TASK).total == 0.0
     bad_args = Episode(env="triage", task_id="T-9001", seed=0, done=True, events=[
         Event(name="invalid_action", step=1, data={"tool": "submit_resolution", "reason": "missing confidence"})])
-    assert components(bad_args) == {"format": pytest.approx(0.2), "resolution": 0.0, "grounding": 0.0,
+    assert components(bad_args) == {"format": pytest.approx(0.2), "correct": 0.0, "resolution": 0.0, "grounding": 0.0,
                                     "calibration": 0.0, "parsimony": 0.0, "repetition": 0.0}
     late = submitted("Reload nginx.", ["KB-SEC-0001"], 1.0, False,
                      extra=[Event(name="invalid_action", step=1, data={"tool": "search_kb", "reason": "x"})] * 2)

@@ -24,12 +24,21 @@ def load(**options: Any) -> InboxEnv:
     return InboxEnv(**{k: v for k, v in options.items() if k not in JUDGE_OPTIONS})
 
 
+def judge_lexicon(env: InboxEnv) -> dict[str, tuple[str, ...]]:
+    """What the judge knows of each kind: every gold answer of the question file (`lexicon_of`) and, as names, every
+    person the mail store holds. A name no gold uses, written in lower case, is still a second name: "lucas fontaine
+    chidi yilmaz", every name of a mail packed, was judged correct on 21 more train questions than the heuristic
+    answered (an outside red team, experiments/LOG.md, 2026-11-27)."""
+    lexicon = lexicon_of([*env.tasks("train"), *env.tasks("test")])
+    lexicon["name"] = tuple(dict.fromkeys([*lexicon.get("name", ()), *env.store.people()]))
+    return lexicon
+
+
 def make_rubric(options: Mapping[str, Any], params: Mapping[str, float]) -> Any:
-    """The rubric, its judge knowing every gold answer of each kind in the question file (`lexicon_of`)."""
+    """The rubric, its judge knowing the inbox's values of each kind (`judge_lexicon`)."""
     env = load(**options)
     judge = AnswerJudge(options.get("judge") or "match", options.get("judge_base_url"),
-                        options.get("judge_api_key_env") or "OPENAI_API_KEY",
-                        lexicon_of([*env.tasks("train"), *env.tasks("test")]))
+                        options.get("judge_api_key_env") or "OPENAI_API_KEY", judge_lexicon(env))
     return rubric(int(options.get("max_turns") or 10), judge)
 
 

@@ -462,6 +462,11 @@ class MailStore:
             if message is not None:
                 yield message
 
+    def people(self) -> list[str]:
+        """Every sender's and recipient's display name in the store, each once ("Lucas Fontaine", "All Kestrel")."""
+        rows = self.conn.execute("SELECT sender_name FROM messages UNION SELECT name FROM recipients")
+        return sorted({row[0].strip() for row in rows if row[0] and row[0].strip()})
+
     def subjects(self, inbox: str) -> list[str]:
         """The subject of every message of `inbox`, dated or not (for telling which subjects are unique)."""
         return [r[0] for r in self.conn.execute("SELECT subject FROM messages WHERE inbox = ?", (inbox,))]

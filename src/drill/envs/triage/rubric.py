@@ -1,4 +1,4 @@
-"""The triage rubric: six reward components, each in [0, 1], weighted into a total.
+"""The triage rubric: seven reward components, each in [0, 1], weighted into a total.
 
 Every component reads the episode's `submitted` event (the answer) and the task's ground truth. With
 no submission every component is 0, except `format`, which gives partial credit for an attempted but
@@ -6,6 +6,8 @@ invalid `submit_resolution`. The formulas are in this package's README; in short
 
 * format       0.6 for an accepted submission + 0.4 x share of well-formed citation ids
                (0.3 for an attempted submit_resolution that failed the schema); minus 0.1 per invalid action.
+* correct      1 when the episode succeeds (`succeeded`: the right escalation decision, and a correct answer or, for
+               an unanswerable ticket, no citation), else 0: being right pays in its own right, not only by ROUGE-L.
 * resolution   ROUGE-L F1 (rouge-score) between the resolution and the gold, over stemmed content words.
 * grounding    answerable: F1(precision, recall) of cited gold ids x (1 - share of fabricated citations);
                unanswerable: 1 with no citations, else (1 - fabricated share) / (1 + n citations).
@@ -15,7 +17,8 @@ invalid `submit_resolution`. The formulas are in this package's README; in short
                that covers the gold but is less than a fifth the gold's, the lower of correct = 0 and 1), where correct
                means the ticket is answerable and the answer is right: ROUGE-L recall >= 0.5, or
                grounding > 0.5 with recall >= 0.5 of the cited gold article's shown steps; ROUGE-L
-               precision >= 0.2 either way; no other shown article's steps listed (see `is_correct`).
+               precision >= 0.2 either way; no other shown article's steps listed; the gold's steps not denied
+               (see `is_correct`).
 * parsimony    brevity x focus x substance: brevity = min(1, budget / words), budget = max(gold words, ticket
                words); focus = the lowest share, over the answer's sentence prefixes, of its content words that
                occur in the gold (ticket words are neutral); substance = min(1, share / 0.5), share = the gold's
@@ -31,10 +34,12 @@ tests check both over the shipped task set.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from drill.core.judge import NEGATIONS
 from drill.core.rubric import Component, ComponentFn, Rubric
 from drill.core.types import Episode
 from drill.envs.triage.corpus import ID_PATTERN, TriageTask
@@ -42,7 +47,8 @@ from drill.envs.triage.text import ContentTokenizer, content_terms, sentences, s
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "format": 0.10,
-    "resolution": 0.25,
+    "correct": 0.15,
+    "resolution": 0.10,
     "grounding": 0.20,
     "calibration": 0.20,
     "parsimony": 0.15,
@@ -178,7 +184,51 @@ def is_correct(sub: Submission, task: TriageTask) -> bool:
     or carrying another seen article's steps too (`lists_another`): a list of candidates is not an answer."""
     if sub.escalate != task.should_escalate or not task.answerable:
         return False
-    return covers_gold(sub, task) and mostly_gold(sub, task) and not lists_another(sub, task)
+    return (covers_gold(sub, task) and mostly_gold(sub, task) and not lists_another(sub, task)
+            and not negates_a_step(sub, task))
+
+
+DENIALS = NEGATIONS | {"avoid", "no"}
+"""Words that, opening a sentence, tell the reader not to do what follows ("Do not restart", "Never", "Avoid:")."""
+_SEGMENT = re.compile(r"[.;](?:\s+|$)|\n+")  # "portal.example.com" is one word
+
+
+def negates_a_step(sub: Submission, task: TriageTask) -> bool:
+    """The answer denies the gold's steps: of the gold steps it says (half a step's terms in one sentence), as many
+    or more are said in a sentence that opens with a denial (`DENIALS` in its first three words) as plainly. "Do not
+    enable SDK adaptive retries" for the step "Enable SDK adaptive retries": word overlap reads past the negation (the
+    judge's stop words drop "not" and "don't"), and every step of the gold article denied was judged correct on all
+    183 answerable train tickets (an outside red team, experiments/LOG.md, 2026-11-27). A caution among the steps
+    ("...; do not try to work around SCPs with other accounts") is outnumbered by the steps said, and a step the gold
+    words as a denial ("Do not re-enable TLS 1.0") counts as said plainly."""
+    heads = [h for text in (gold_steps(sub, task) or [task.gold_resolution]) for h in _SEGMENT.split(text)]
+    terms = [(set(content_terms(h)), bool(set(words(h)[:3]) & DENIALS)) for h in heads if len(content_terms(h)) >= 2]
+    plain = denied = 0
+    for head, head_denied in terms:
+        said = [set(words(s)[:3]) & DENIALS for s in _SEGMENT.split(sub.resolution)
+                if len(set(content_terms(s)) & head) >= len(head) / 2]
+        if said:
+            if all(said) and not head_denied:
+                denied += 1
+            else:
+                plain += 1
+    return denied > 0 and denied >= plain
+
+
+def succeeded(sub: Submission | None, task: TriageTask) -> bool:
+    """The environment's success: the right escalation decision, and a right answer (`is_correct`) or, for a ticket
+    the knowledge base cannot answer, no citation."""
+    if sub is None or sub.escalate != task.should_escalate:
+        return False
+    return is_correct(sub, task) if task.answerable else not sub.citations
+
+
+def correct_score(episode: Episode, task: TriageTask) -> float:
+    """1 when the episode succeeds (`succeeded`), else 0. Without it nothing but ROUGE-L paid a right answer more
+    than a near miss: the shown steps cut just below the correctness bar at confidence 0 (calibration pays an
+    admitted miss in full) beat the heuristic and the honest answer, and an alphabetical bag of the steps' words
+    matched the heuristic, both never correct (an outside red team, experiments/LOG.md, 2026-11-27)."""
+    return float(succeeded(submission(episode), task))
 
 
 def gold_steps(sub: Submission, task: TriageTask) -> list[str]:
@@ -327,6 +377,7 @@ def repetition_score(episode: Episode, task: TriageTask) -> float:
 
 COMPONENTS: dict[str, tuple[ComponentFn, str]] = {
     "format": (format_score, "graduated schema compliance of submit_resolution"),
+    "correct": (correct_score, "the environment's success: right escalation and a right answer"),
     "resolution": (resolution_score, "ROUGE-L F1 against the gold resolution"),
     "grounding": (grounding_score, "cited ids were seen; gold credited, fabricated penalised"),
     "calibration": (calibration_score, "Brier-style confidence vs correctness; 0 on a wrong escalation"),

@@ -12,7 +12,7 @@ from drill.core.types import Episode
 from drill.envs.triage.baselines import HeuristicPolicy, OraclePolicy, RandomPolicy
 from drill.envs.triage.corpus import TriageTask
 from drill.envs.triage.env import MODES, TriageEnv
-from drill.envs.triage.rubric import DEFAULT_WEIGHTS, is_correct, rubric, submission
+from drill.envs.triage.rubric import DEFAULT_WEIGHTS, is_correct, rubric, submission, succeeded
 
 COMPONENT_NAMES = tuple(DEFAULT_WEIGHTS)
 
@@ -66,10 +66,7 @@ def summarize(episodes: Sequence[Episode], tasks: Mapping[str, TriageTask]) -> d
 def success(episode: Episode, task: TriageTask) -> bool:
     """A submission with the right escalation decision that answers an answerable ticket correctly
     (`is_correct`) or, for a ticket the knowledge base cannot answer, cites nothing."""
-    sub = submission(episode)
-    if sub is None or sub.escalate != task.should_escalate:
-        return False
-    return is_correct(sub, task) if task.answerable else not sub.citations
+    return succeeded(submission(episode), task)
 
 
 READER_PREFILL = '<tool_call>\n{"name": "submit_resolution", "arguments": {"resolution": "'

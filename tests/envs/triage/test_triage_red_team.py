@@ -1,0 +1,64 @@
+"""Holes an outside red team found in the triage reader's rubric (experiments/LOG.md, 2026-11-27), each checked on
+the shipped train tickets: the gold article's steps denied one by one ("Do not enable SDK adaptive retries") were
+judged correct, and a near miss (the steps cut just below the correctness bar) stated at confidence 0 scored as
+much as the right answer, because only ROUGE-L paid being right and calibration pays an admitted miss in full."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import pytest
+
+from drill.core.types import Episode, Event
+from drill.envs import triage
+from drill.envs.triage.env import article_steps
+
+R = importlib.import_module("drill.envs.triage.rubric")
+
+
+@pytest.fixture(scope="module")
+def answered() -> list[tuple[Any, str, str]]:
+    """(task, gold article id, its steps as shown) for every train ticket the knowledge base answers."""
+    env = triage.SPEC.make(triage.SPEC.parse_options({"mode": "reader", "k": 5}))()
+    return [(t, t.gold_article_ids[0], article_steps(env.corpus.articles[t.gold_article_ids[0]]))
+            for t in env.tasks("train") if t.answerable]
+
+
+def episode(task: Any, gold: str, steps: str, text: str, confidence: float) -> Episode:
+    event = Event(name="submitted", step=1, role="agent", data={
+        "resolution": text, "citations": [gold], "confidence": confidence, "escalate": task.should_escalate,
+        "seen_ids": [gold], "seen_articles": [gold], "seen_steps": [steps]})
+    return Episode(env="triage", task_id=task.id, seed=0, events=[event], done=True)
+
+
+def test_denied_steps_are_no_answer_and_the_steps_themselves_are(answered: list[tuple[Any, str, str]]) -> None:
+    rubric = R.rubric()
+    for task, gold, steps in answered:
+        assert rubric.score(episode(task, gold, steps, steps, 1.0), task).components["correct"] == 1.0, task.id
+        denied = "; ".join(f"Do not {s[:1].lower()}{s[1:]}" for s in steps.split("; "))
+        assert rubric.score(episode(task, gold, steps, denied, 1.0), task).components["correct"] == 0.0, denied
+    assert len(answered) > 150
+
+
+def near_miss(task: Any, steps: str) -> str:
+    """The longest word prefix of the steps that is not yet correct (ROUGE-L recall under the bar)."""
+    tokens = steps.split()
+    for n in range(len(tokens), 0, -1):
+        text = " ".join(tokens[:n])
+        if all(R.rouge_l(text, gold)[1] < R.CORRECT_ROUGE_RECALL for gold in (steps, task.gold_resolution)):
+            return text
+    return tokens[0]
+
+
+def test_a_near_miss_at_confidence_zero_scores_well_below_the_right_answer(
+        answered: list[tuple[Any, str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    def gap(rubric: Any) -> float:
+        right = [rubric.score(episode(t, g, s, s, 1.0), t).total for t, g, s in answered]
+        missed = [rubric.score(episode(t, g, s, near_miss(t, s), 0.0), t).total for t, g, s in answered]
+        return sum(right) / len(right) - sum(missed) / len(missed)
+
+    assert gap(R.rubric()) > 0.12
+    # the hole put back: the weights before `correct`, where a right answer earned only its ROUGE-L
+    before = R.rubric({"correct": 0.0, "resolution": 0.25})
+    assert gap(before) < 0.05
