@@ -21,8 +21,9 @@ contained "1740". So the judge reads the answer as a list of *claims* of the ask
 
 An answer is correct when it states at least one claim, every claim it states agrees with the gold (claims the
 question itself states, such as the person asked about, are ignored), and it does not deny it: a negation the gold
-and the question do not use ("not X", "It isn't X", "I don't know X") is wrong whatever it names. Abstaining is not judged here: each
-environment keeps its own abstention verdict, and `hedged` marks "X, or maybe Y" and "probably X" as guesses.
+and the question do not use ("not X", "It isn't X", "I don't know X") is wrong whatever it names. Abstaining is not
+judged here: each environment keeps its own abstention verdict, and `hedged` marks "X, or maybe Y" and "probably X"
+as guesses.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     from drill.envs import triage
     env = triage.load(mode="reader", k=3)          # or mode="agent", turn_budget=8
-    score = triage.rubric().score(episode, task)   # six components, weights configurable
+    score = triage.rubric().score(episode, task)   # seven components, weights configurable
     triage.baselines["heuristic"]()                # also "random", "oracle"
     target = triage.reader_target()                # the reader mode as a single-turn GRPO target
 

@@ -134,7 +134,7 @@ def rouge_l(answer: str, gold: str) -> tuple[float, float, float]:
     return score.precision, score.recall, score.fmeasure
 
 
-# -- the six components -------------------------------------------------------------------------------
+# -- the components -------------------------------------------------------------------------------------
 
 
 def format_score(episode: Episode, task: TriageTask) -> float:
