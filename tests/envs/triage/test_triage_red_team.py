@@ -62,3 +62,13 @@ def test_a_near_miss_at_confidence_zero_scores_well_below_the_right_answer(
     # the hole put back: the weights before `correct`, where a right answer earned only its ROUGE-L
     before = R.rubric({"correct": 0.0, "resolution": 0.25})
     assert gap(before) < 0.05
+
+
+def test_a_numbered_list_of_the_steps_is_as_focused_as_the_steps(answered: list[tuple[Any, str, str]]) -> None:
+    """"1. Find the caller" read "1." as an off-topic sentence of its own: a numbered answer lost all its focus."""
+    for task, _, steps in answered:
+        heads = steps.split("; ")
+        plain = R.focus("; ".join(heads), task)
+        for numbered in ("\n".join(f"{i}. {h}" for i, h in enumerate(heads, 1)),
+                         "\n".join(f"{i}) {h}" for i, h in enumerate(heads, 1)), "\n".join(f"- {h}" for h in heads)):
+            assert R.focus(numbered, task) == pytest.approx(plain), (task.id, numbered)

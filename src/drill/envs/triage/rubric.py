@@ -318,6 +318,11 @@ def length_budget(task: TriageTask) -> int:
     return max(len(words(task.gold_resolution)), len(words(task.ticket)), 1)
 
 
+_LIST_MARKER = re.compile(r"^\s*(?:\(?\d{1,2}[.)]|[a-z][.)]|[-*\u2022])(?:\s+|$)")
+"""A list marker opening a sentence ("1.", "2)", "a.", "-"): no word to judge. Read as words, "1." was an off-topic
+sentence of its own, and a numbered answer lost all its focus (an outside red team, 2026-11-27)."""
+
+
 def focus(resolution: str, task: TriageTask) -> float:
     """The lowest on-topic share of the answer's content words, over its prefixes.
 
@@ -328,12 +333,15 @@ def focus(resolution: str, task: TriageTask) -> float:
     prefixes, text appended to an answer that has finished a sentence can never raise focus, whatever
     the text says: that is what stops padding from paying. The first sentence's grace ends after
     `FIRST_SENTENCE_GRACE` judged words, so that removing full stops cannot stretch it over the whole answer.
+    A list marker opening a sentence (`_LIST_MARKER`) is not read.
     """
     ticket = set(content_terms(task.ticket))
     gold = set(content_terms(task.gold_resolution)) - ticket
     on = off = 0
     lowest: float | None = None
-    for index, sentence in enumerate(split_sentences(resolution)):
+    said = [_LIST_MARKER.sub("", sentence, count=1) for sentence in split_sentences(resolution)]
+    said = [sentence for sentence in said if sentence.strip()]
+    for index, sentence in enumerate(said):
         for term in content_terms(sentence):
             if term in gold:
                 on += 1
