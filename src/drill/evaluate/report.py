@@ -96,10 +96,12 @@ def summary_table(title: str, rows: Sequence[Mapping[str, Any]], columns: Sequen
     formats = formats or {}
     table = Table(title=title, title_style="bold")
     for index, column in enumerate(columns):
-        # the first column names the row (the policy): kept whole, the numbers give way when the table is too wide
-        whole = max((len(str(row.get(column))) for row in rows), default=0) if index == 0 else None
+        # the first column names the row (the policy): a short name is kept whole ("heuristic", not "heurist…") when
+        # the table is too wide; a long one (an adapter's path) wraps as any cell does
+        whole = max((len(str(row.get(column))) for row in rows), default=0) if index == 0 else 0
+        short = 0 < whole <= 16
         table.add_column(column, justify="left" if isinstance(rows[0].get(column) if rows else "", str) else "right",
-                         no_wrap=index == 0, min_width=min(whole, 40) if whole else None)
+                         no_wrap=short, min_width=whole if short else None)
     for row in rows:
         cells = []
         for column in columns:
