@@ -6,6 +6,7 @@ much as the right answer, because only ROUGE-L paid being right and calibration 
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any
 
 import pytest
@@ -37,6 +38,9 @@ def test_denied_steps_are_no_answer_and_the_steps_themselves_are(answered: list[
     for task, gold, steps in answered:
         assert rubric.score(episode(task, gold, steps, steps, 1.0), task).components["correct"] == 1.0, task.id
         denied = "; ".join(f"Do not {s[:1].lower()}{s[1:]}" for s in steps.split("; "))
+        assert rubric.score(episode(task, gold, steps, denied, 1.0), task).components["correct"] == 0.0, denied
+        said = [s for s in re.split(r"(?<=[.!?;])\s+", task.gold_resolution) if s]  # the gold's own sentences
+        denied = " ".join(f"Do not {s[:1].lower()}{s[1:]}" for s in said)
         assert rubric.score(episode(task, gold, steps, denied, 1.0), task).components["correct"] == 0.0, denied
     assert len(answered) > 150
 

@@ -194,14 +194,14 @@ _SEGMENT = re.compile(r"[.;](?:\s+|$)|\n+")  # "portal.example.com" is one word
 
 
 def negates_a_step(sub: Submission, task: TriageTask) -> bool:
-    """The answer denies the gold's steps: of the gold steps it says (half a step's terms in one sentence), as many
-    or more are said in a sentence that opens with a denial (`DENIALS` in its first three words) as plainly. "Do not
-    enable SDK adaptive retries" for the step "Enable SDK adaptive retries": word overlap reads past the negation (the
-    judge's stop words drop "not" and "don't"), and every step of the gold article denied was judged correct on all
-    183 answerable train tickets (an outside red team, experiments/LOG.md, 2026-11-27). A caution among the steps
-    ("...; do not try to work around SCPs with other accounts") is outnumbered by the steps said, and a step the gold
-    words as a denial ("Do not re-enable TLS 1.0") counts as said plainly."""
-    heads = [h for text in (gold_steps(sub, task) or [task.gold_resolution]) for h in _SEGMENT.split(text)]
+    """The answer denies the gold: of the gold's steps and sentences it says (half of one's terms in one of its
+    sentences), as many or more are said in a sentence that opens with a denial (`DENIALS` in its first three words)
+    as plainly. "Do not enable SDK adaptive retries" for the step "Enable SDK adaptive retries": word overlap reads
+    past the negation (the judge's stop words drop "not" and "don't"), and every step of the gold article denied was
+    judged correct on all 183 answerable train tickets (an outside red team, experiments/LOG.md, 2026-11-27). A
+    caution among the steps ("...; do not try to work around SCPs with other accounts") is outnumbered by the steps
+    said, and a step the gold words as a denial ("Do not re-enable TLS 1.0") counts as said plainly."""
+    heads = [h for text in (*gold_steps(sub, task), task.gold_resolution) for h in _SEGMENT.split(text)]
     terms = [(set(content_terms(h)), bool(set(words(h)[:3]) & DENIALS)) for h in heads if len(content_terms(h)) >= 2]
     plain = denied = 0
     for head, head_denied in terms:
