@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections import Counter
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,10 @@ class TriageTask(Task):
     key_terms: list[str] = []
     """The gold resolution's content terms that few answers of the corpus use (`with_key_terms`): what sets this
     answer apart from another ticket's. Derived when the corpus loads; empty means every gold term counts."""
+    foreign_terms: list[str] = []
+    """Terms that name another ticket's specifics (`with_foreign_terms`): the key terms of the other tickets that
+    share a gold article, which neither this ticket, its gold nor its gold articles use ("prometheus", "exporter" in
+    a neighbour's answer to a throttled cloud-custodian). Derived when the corpus loads."""
 
 
 @dataclass(frozen=True)
@@ -156,15 +160,42 @@ def with_key_terms(tasks: Sequence[TriageTask]) -> tuple[TriageTask, ...]:
         for t in tasks)
 
 
+def with_foreign_terms(tasks: Sequence[TriageTask], articles: Mapping[str, Article]) -> tuple[TriageTask, ...]:
+    """The answerable tasks with `foreign_terms` set: a neighbouring ticket's answer (the same gold article, another
+    host or service) was judged correct on 29 of 32 validation pairs, word overlap being all the judge reads (an
+    outside red team, experiments/LOG.md, 2026-11-27)."""
+    siblings: dict[str, list[TriageTask]] = defaultdict(list)
+    for t in tasks:
+        if t.answerable:
+            for article in t.gold_article_ids:
+                siblings[article].append(t)
+
+    def article_terms(article: Article) -> set[str]:
+        texts = [article.title, *article.symptoms, article.cause, *article.resolution, article.escalate_when]
+        return {term for text in texts for term in content_terms(text)}
+
+    out = []
+    for t in tasks:
+        if not t.answerable:
+            out.append(t)
+            continue
+        own = set(content_terms(t.gold_resolution)) | set(content_terms(t.ticket))
+        own |= {term for a in t.gold_article_ids if a in articles for term in article_terms(articles[a])}
+        other = {term for a in t.gold_article_ids for s in siblings[a] if s.id != t.id for term in s.key_terms}
+        out.append(t.model_copy(update={"foreign_terms": sorted(other - own)}))
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=8)
 def _load(resolved_dir: str) -> Corpus:
     folder = Path(resolved_dir)
+    articles = _by_id(_read_records(folder / "articles.json", Article), "articles.json")
     corpus = Corpus(
         data_dir=folder,
-        articles=_by_id(_read_records(folder / "articles.json", Article), "articles.json"),
+        articles=articles,
         tickets=_by_id(_read_records(folder / "tickets.json", Ticket), "tickets.json"),
         incidents=_by_id(_read_records(folder / "incidents.json", Incident), "incidents.json"),
-        tasks=with_key_terms(_read_records(folder / "tasks.json", TriageTask)),
+        tasks=with_foreign_terms(with_key_terms(_read_records(folder / "tasks.json", TriageTask)), articles),
     )
     _check_references(corpus)
     return corpus

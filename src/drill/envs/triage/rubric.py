@@ -185,7 +185,15 @@ def is_correct(sub: Submission, task: TriageTask) -> bool:
     if sub.escalate != task.should_escalate or not task.answerable:
         return False
     return (covers_gold(sub, task) and mostly_gold(sub, task) and not lists_another(sub, task)
-            and not negates_a_step(sub, task))
+            and not negates_a_step(sub, task) and not names_another_ticket(sub, task))
+
+
+def names_another_ticket(sub: Submission, task: TriageTask) -> bool:
+    """The text uses a term that names another ticket's specifics (`TriageTask.foreign_terms`: a neighbouring
+    ticket's host or service, on the same gold article), one the shown steps do not use either: that answer is the
+    neighbour's, not this ticket's."""
+    shown = {term for text in sub.seen_steps.values() for term in content_terms(text)}
+    return bool(set(content_terms(sub.resolution)) & (set(task.foreign_terms) - shown))
 
 
 DENIALS = NEGATIONS | {"avoid", "no"}
