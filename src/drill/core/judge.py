@@ -287,16 +287,21 @@ def _agrees(claim: Claim, targets: Sequence[Claim]) -> bool:
     return any(agree(claim, t) for t in targets)
 
 
-NEGATIONS = frozenset({"not", "never", "isn", "wasn", "aren", "weren", "don", "doesn", "didn", "won", "cannot",
-                       "neither", "nor"})
-"""Words that deny what follows ("not X", "It isn't X", "I don't know March 1"): an answer that uses one the gold
-and the question do not states the opposite of the value it names, or no value."""
+NEGATIONS = ("not", "never", "cannot", "neither", "nor", "n't")
+"""What denies what follows ("not X", "It isn't X", "I don't know March 1"): an answer that uses one the gold and the
+question do not states the opposite of the value it names, or no value. "n't" is read at the end of any word ("isn't",
+"don't", "won't"), so that "won" or "don" alone is no negation."""
+_NEGATION = re.compile(r"\b(?:not|never|cannot|neither|nor)\b|n't\b")
+
+
+def _negations(text: str) -> set[str]:
+    return set(_NEGATION.findall(text.lower().replace("’", "'")))
 
 
 def negated(answer: str, *explained: str) -> bool:
-    """The answer uses a negation that none of `explained` (the gold, the question) uses."""
-    known = {w for text in explained for w in words(text)}
-    return bool((set(words(answer)) - known) & NEGATIONS)
+    """The answer uses a negation (`NEGATIONS`) that none of `explained` (the gold, the question) uses."""
+    known = set().union(*(_negations(text) for text in explained))
+    return bool(_negations(answer) - known)
 
 
 def _part_only(claim: Claim, gold: Claim) -> str | None:

@@ -39,7 +39,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from drill.core.judge import NEGATIONS
 from drill.core.rubric import Component, ComponentFn, Rubric
 from drill.core.types import Episode
 from drill.envs.triage.corpus import ID_PATTERN, TriageTask
@@ -196,7 +195,7 @@ def names_another_ticket(sub: Submission, task: TriageTask) -> bool:
     return bool(set(content_terms(sub.resolution)) & (set(task.foreign_terms) - shown))
 
 
-DENIALS = NEGATIONS | {"avoid", "no"}
+DENIALS = frozenset({"not", "never", "don", "doesn", "didn", "isn", "aren", "cannot", "avoid", "no", "neither", "nor"})
 """Words that, opening a sentence, tell the reader not to do what follows ("Do not restart", "Never", "Avoid:")."""
 _SEGMENT = re.compile(r"[.;](?:\s+|$)|\n+")  # "portal.example.com" is one word
 
