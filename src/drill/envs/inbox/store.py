@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
+import unicodedata
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -152,6 +154,17 @@ class SearchHit:
     sender: str
     subject: str
     snippet: str
+
+
+def _folded_words(text: str) -> list[str]:
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    return re.findall(r"[a-z0-9]+", plain)
+
+
+def _spells(name: str, address: str) -> bool:
+    """The display name's words are the address's local part ("Delia Grünwald" <delia.grunwald@...>)."""
+    words = _folded_words(name)
+    return len(words) >= 2 and words == _folded_words(address.split("@", 1)[0])
 
 
 def normalize_message_id(text: str) -> str:
@@ -463,9 +476,11 @@ class MailStore:
                 yield message
 
     def people(self) -> list[str]:
-        """Every sender's and recipient's display name in the store, each once ("Lucas Fontaine", "All Kestrel")."""
-        rows = self.conn.execute("SELECT sender_name FROM messages UNION SELECT name FROM recipients")
-        return sorted({row[0].strip() for row in rows if row[0] and row[0].strip()})
+        """The persons among the store's senders and recipients, each once: a display name of two or more words that
+        spells its address's local part ("Lucas Fontaine" <lucas.fontaine@...>; accents folded), so that "Citadel
+        Assurance Sales" <sales@...>, "Calendar" or "All Kestrel" are not taken for people."""
+        rows = self.conn.execute("SELECT sender_name, sender FROM messages UNION SELECT name, address FROM recipients")
+        return sorted({name.strip() for name, address in rows if name and _spells(name, address)})
 
     def subjects(self, inbox: str) -> list[str]:
         """The subject of every message of `inbox`, dated or not (for telling which subjects are unique)."""

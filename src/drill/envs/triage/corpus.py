@@ -181,7 +181,10 @@ def with_foreign_terms(tasks: Sequence[TriageTask], articles: Mapping[str, Artic
             continue
         own = set(content_terms(t.gold_resolution)) | set(content_terms(t.ticket))
         own |= {term for a in t.gold_article_ids if a in articles for term in article_terms(articles[a])}
-        other = {term for a in t.gold_article_ids for s in siblings[a] if s.id != t.id for term in s.key_terms}
+        # a neighbour's specifics are the key terms of its gold that its own ticket names too (its host, its
+        # service): words such as "team", "risk" or "would" are not, and an honest closing sentence may use them
+        other = {term for a in t.gold_article_ids for s in siblings[a] if s.id != t.id
+                 for term in set(s.key_terms) & set(content_terms(s.ticket))}
         out.append(t.model_copy(update={"foreign_terms": sorted(other - own)}))
     return tuple(out)
 

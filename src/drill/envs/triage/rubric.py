@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -195,27 +196,55 @@ def names_another_ticket(sub: Submission, task: TriageTask) -> bool:
     return bool(set(content_terms(sub.resolution)) & (set(task.foreign_terms) - shown))
 
 
-DENIALS = frozenset({"not", "never", "don", "doesn", "didn", "isn", "aren", "cannot", "avoid", "no", "neither", "nor"})
-"""Words that, opening a sentence, tell the reader not to do what follows ("Do not restart", "Never", "Avoid:")."""
+DENIALS = frozenset({"not", "never", "don", "doesn", "didn", "isn", "aren", "cannot", "avoid", "neither", "nor",
+                     "refrain"})
+"""Words that tell the reader not to do what their clause says ("Do not restart", "never X", "X - not recommended")."""
 _SEGMENT = re.compile(r"[.;](?:\s+|$)|\n+")  # "portal.example.com" is one word
+_OPENING = re.compile(r"^\s*(?:[\w'’]+\s+){0,5}?[\w'’]+[:,]\s+")
+"""A sentence's opening words up to a colon or comma ("No worries:", "Don't panic,", "No data loss is expected,"):
+dropped before a denial is looked for when they hold one, so that an aside does not deny the steps after it."""
+
+
+def _aside_dropped(sentence: str, gold_terms: set[str]) -> str:
+    """The sentence without an opening aside that holds a denial and says nothing of the gold ("No worries: restart
+    X" is "restart X"; "Do not contain immediately: revoke ..." keeps its denial)."""
+    opening = _OPENING.match(sentence)
+    if opening and set(words(opening.group())) & DENIALS and not set(content_terms(opening.group())) & gold_terms:
+        return sentence[opening.end():]
+    return sentence
 
 
 def negates_a_step(sub: Submission, task: TriageTask) -> bool:
     """The answer denies the gold: of the gold's steps and sentences it says (half of one's terms in one of its
-    sentences), as many or more are said in a sentence that opens with a denial (`DENIALS` in its first three words)
-    as plainly. "Do not enable SDK adaptive retries" for the step "Enable SDK adaptive retries": word overlap reads
-    past the negation (the judge's stop words drop "not" and "don't"), and every step of the gold article denied was
-    judged correct on all 183 answerable train tickets (an outside red team, experiments/LOG.md, 2026-11-27). A
-    caution among the steps ("...; do not try to work around SCPs with other accounts") is outnumbered by the steps
-    said, and a step the gold words as a denial ("Do not re-enable TLS 1.0") counts as said plainly."""
-    heads = [h for text in (*gold_steps(sub, task), task.gold_resolution) for h in _SEGMENT.split(text)]
-    terms = [(set(content_terms(h)), bool(set(words(h)[:3]) & DENIALS)) for h in heads if len(content_terms(h)) >= 2]
+    sentences), as many or more are said only in sentences that hold a denial (`DENIALS`) as plainly. "Do not
+    enable SDK adaptive retries", "You should never enable ...", "Enable ... - not recommended": word overlap
+    reads past the negation (the judge's stop words drop "not" and "don't"), and every step of the gold article
+    denied was judged correct on all 183 answerable train tickets (an outside red team, experiments/LOG.md,
+    2026-11-27). An opening aside that holds a denial and none of the gold's terms ("No worries:", "Don't
+    panic,") is dropped first, and a denial the gold sentence the answer repeats already has ("... skip only
+    that transaction, not blindly") is the gold's. Measured on the 183 tickets: the steps plain, after such an
+    aside, or with a closing remark are correct on all; each step denied in five wordings on 0-2; no episode of
+    the heuristic or the oracle on any split is flagged."""
+    gold = [(set(content_terms(h)), Counter(w for w in words(h) if w in DENIALS))
+            for text in (*gold_steps(sub, task), task.gold_resolution) for h in _SEGMENT.split(text)]
+    gold = [(terms, denials) for terms, denials in gold if len(terms) >= 2]
+    everything = {term for terms, _ in gold for term in terms}
     plain = denied = 0
-    for head, head_denied in terms:
-        said = [set(words(s)[:3]) & DENIALS for s in _SEGMENT.split(sub.resolution)
-                if len(set(content_terms(s)) & head) >= len(head) / 2]
-        if said:
-            if all(said) and not head_denied:
+    said: list[tuple[set[str], Counter[str]]] = []
+    for sentence in _SEGMENT.split(sub.resolution):
+        sentence = _aside_dropped(sentence, everything)
+        terms = set(content_terms(sentence))
+        # a denial the gold sentence it repeats already has ("... — not blindly") is the gold's, not the answer's;
+        # one more than it has ("Do not ... not blindly") is the answer's
+        echoed: Counter[str] = Counter()
+        for head, denials in gold:
+            if len(terms & head) >= len(head) / 2:
+                echoed |= denials
+        said.append((terms, Counter(w for w in words(sentence) if w in DENIALS) - echoed))
+    for head, _ in gold:
+        matched = [denials for terms, denials in said if len(terms & head) >= len(head) / 2]
+        if matched:
+            if all(matched):
                 denied += 1
             else:
                 plain += 1
@@ -295,6 +324,14 @@ def lists_another(sub: Submission, task: TriageTask) -> bool:
     return False
 
 
+def spoiled(sub: Submission, task: TriageTask) -> bool:
+    """The text would be correct but for a denial of the gold's steps or another ticket's specifics named: like a
+    hedge, its calibration is the worse of its two readings, so that spoiling a right answer stated at low
+    confidence (appending "partner" or "Do not ...") never raises it."""
+    return (task.answerable and covers_gold(sub, task) and mostly_gold(sub, task) and not lists_another(sub, task)
+            and (negates_a_step(sub, task) or names_another_ticket(sub, task)))
+
+
 def is_hedge(sub: Submission, task: TriageTask) -> bool:
     """The text covers the gold but is mostly about something else, or lists another seen article's steps beside it:
     the right answer among other candidates."""
@@ -315,7 +352,7 @@ def calibration_score(episode: Episode, task: TriageTask) -> float:
     triage = task
     if sub is None or sub.escalate != triage.should_escalate:
         return 0.0
-    if is_hedge(sub, triage):
+    if is_hedge(sub, triage) or spoiled(sub, triage):
         return min(1.0 - sub.confidence ** 2, 1.0 - (sub.confidence - 1.0) ** 2)
     return 1.0 - (sub.confidence - float(is_correct(sub, triage))) ** 2
 
