@@ -205,6 +205,19 @@ _OPENING = re.compile(r"^\s*(?:[\w'’]+\s+){0,5}?[\w'’]+[:,]\s+")
 dropped before a denial is looked for when they hold one, so that an aside does not deny the steps after it."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _gold_sentences(texts: tuple[str, ...]) -> list[tuple[frozenset[str], Counter[str]]]:
+    """Each sentence or step of the gold texts with two or more terms: its terms and its denial words (cached: the
+    same gold is read for every episode of its ticket)."""
+    out = []
+    for text in texts:
+        for head in _SEGMENT.split(text):
+            terms = frozenset(content_terms(head))
+            if len(terms) >= 2:
+                out.append((terms, Counter(w for w in words(head) if w in DENIALS)))
+    return out
+
+
 def _aside_dropped(sentence: str, gold_terms: set[str]) -> str:
     """The sentence without an opening aside that holds a denial and says nothing of the gold ("No worries: restart
     X" is "restart X"; "Do not contain immediately: revoke ..." keeps its denial)."""
@@ -225,9 +238,7 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
     that transaction, not blindly") is the gold's. Measured on the 183 tickets: the steps plain, after such an
     aside, or with a closing remark are correct on all; each step denied in five wordings on 0-2; no episode of
     the heuristic or the oracle on any split is flagged."""
-    gold = [(set(content_terms(h)), Counter(w for w in words(h) if w in DENIALS))
-            for text in (*gold_steps(sub, task), task.gold_resolution) for h in _SEGMENT.split(text)]
-    gold = [(terms, denials) for terms, denials in gold if len(terms) >= 2]
+    gold = _gold_sentences((*gold_steps(sub, task), task.gold_resolution))
     everything = {term for terms, _ in gold for term in terms}
     plain = denied = 0
     said: list[tuple[set[str], Counter[str]]] = []
