@@ -360,9 +360,10 @@ def judge_hedge_success(strategy: Strategy, played: Played, oracle: Played, plac
 
 def judge_denial_success(strategy: Strategy, played: Played, oracle: Played, placeholder: Played,
                          success: Callable[[Episode, Any], bool], tasks: Mapping[str, Task]) -> list[Finding]:
-    """The oracle's answer with every sentence denied (`strategy.denied`: "Do not find the caller; Do not enable
-    ..."): on an episode where the oracle succeeds and the field is read (`placeholder` fails there), the success
-    measure must say no. Word overlap reads past "not": triage's judged every step denied correct (2026-11-27)."""
+    """The oracle's answer with every sentence denied (`strategy.denied`: "Do not find the caller; Do not enable SDK
+    adaptive retries"): on an episode where the oracle succeeds and the field is read (`placeholder` fails there),
+    the success measure must say no. Word overlap reads past "not": triage's judged every step denied correct
+    (2026-11-27)."""
     oracle_by, placeholder_by = oracle.by_key(), placeholder.by_key()
     wins, read = [], 0
     for e in played.episodes:
