@@ -79,6 +79,19 @@ class Preset:
     """How many environment seeds the teacher plays a training task at (seeds 0..n-1)."""
     teacher_tasks: int | None = None
     """A seeded pick of this many training tasks for the teacher (None: every one)."""
+    rl_more: tuple[str, ...] = ()
+    """Further RL stages, each from the one before (a later stage of the same method draws other tasks:
+    `drill.train.stages.fresh_draws`). The RL row is the last stage's."""
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """The stages after SFT, in order (`drill train --stage`), without the SFT stage."""
+        return (self.rl, *self.rl_more)
+
+    @property
+    def rl_name(self) -> str:
+        """The held-out row of the chain's RL result: the last stage's (`2-grpo`, or `3-grpo` after two)."""
+        return f"{1 + len(self.stages)}-{self.stages[-1].split(':', 1)[0]}"
 
 
 def triage_teacher(options: dict[str, Any]) -> Any:
@@ -219,6 +232,15 @@ PRESETS: dict[str, Preset] = {
                                          "flags": ("--lr", "1e-3", "-G", "8", "--temperature", "1.0", "--pack",
                                                    "--checkpoint-every", "1")}),
                              rl="grpo:steps=3,tasks_per_step=16,kl_beta=0.1,kl_abort=none"),
+    # fourteenth try: the thirteenth's GRPO stage, then three more steps of the same GRPO from its adapter (a stage of
+    # its own: fresh AdamW state, the KL anchored to its start, its questions drawn with seed + 1000, so none of the
+    # first stage's order again). Run from a folder holding each seed's finished SFT and GRPO stages (--sft-from):
+    # only the new stage trains, so the lease holds six GRPO steps where it held three.
+    "inbox-grpo-gpu-more": Preset(**(INBOX | {"teacher_tasks": 240, "sft": "sft:source=results:{source},epochs=2",
+                                              "flags": ("--lr", "1e-3", "-G", "8", "--temperature", "1.0", "--pack",
+                                                        "--checkpoint-every", "1")}),
+                                  rl="grpo:steps=3,tasks_per_step=16,kl_beta=0.1,kl_abort=none",
+                                  rl_more=("grpo:steps=3,tasks_per_step=16,kl_beta=0.1,kl_abort=none",)),
     # ChaosOps Oversight beside the oracle team. SFT on the oracle's Oversight turns, rogue scenarios at three seeds
     # and infrastructure ones at one, so three of five episodes open with a flag (the 2026-11-24 proof's
     # balanced data, smaller, one epoch: at ~1,600 tokens a sample, 12 optimizer steps of 8 samples are about 20
@@ -261,11 +283,25 @@ def teacher_source(preset: Preset, output_dir: Path) -> Path:
     return path
 
 
+def copy_earlier_stages(preset: Preset, earlier: Path, folder: Path) -> None:
+    """Copy an earlier chain's finished stages that this chain repeats into `folder`, so that `--resume` skips them:
+    the SFT stage, and, for a chain with further RL stages, each RL stage but the last whose method is the same (the
+    stages' options must be the same too: that is the caller's to know). The first stage that is missing or differs
+    ends the copying."""
+    for index, spec in enumerate((preset.sft, *preset.stages[:-1]), start=1):
+        name = f"stage-{index}-{spec.split(':', 1)[0]}"
+        if not (earlier / name / "stage.json").is_file():
+            return
+        shutil.copytree(earlier / name, folder / name)
+        print(f"{folder.name}: stage {index} copied from {earlier / name}", flush=True)
+
+
 def train_command(preset: Preset, seed: int, source: Path | None, folder: Path, eval_tasks: int,
                   untrained: bool) -> list[str]:
     sft = preset.sft.format(source=source) if source is not None else preset.sft
     options = [item for name, value in preset.options.items() for item in ("-E", f"{name}={value}")]
-    return ["drill", "train", preset.env, *options, "--stage", sft, "--stage", preset.rl, *preset.flags,
+    stages = [item for stage in (sft, *preset.stages) for item in ("--stage", stage)]
+    return ["drill", "train", preset.env, *options, *stages, *preset.flags,
             "--seed", str(seed), "--eval-split", "validation", "--eval-tasks", str(eval_tasks),
             "--eval-baseline", "heuristic", *([] if untrained else ["--no-eval-untrained"]),
             "--output-dir", str(folder)]
@@ -411,7 +447,7 @@ def changed(preset: Preset, folder: Path, count: int) -> None:
     spec, tasks = registry.specs()[preset.env], validation_tasks(preset)
     rows = episodes_of(preset, folder)
     sft_name = next(n for n in rows if n.endswith("sft"))
-    rl_name = next(n for n in rows if n.startswith("2-" + preset.rl.split(":", 1)[0]))
+    rl_name = next(n for n in rows if n.startswith(preset.rl_name))
     before = {(e.task_id, e.seed): e for e in rows[sft_name]}
     pairs = [(before[(e.task_id, e.seed)], e) for e in rows[rl_name] if (e.task_id, e.seed) in before]
 
@@ -460,14 +496,13 @@ def paired_interval(deltas: Sequence[float], resamples: int = 2000, seed: int = 
 
 def rl_row(preset: Preset, output_dir: Path, seed: int) -> bool:
     """Whether the seed's held-out file has an RL row (read from its summary, without parsing the episodes)."""
-    method = preset.rl.split(":", 1)[0]
     summary = json.loads((output_dir / f"seed-{seed}" / "heldout.json").read_text(encoding="utf-8"))["summary"]
-    return any(row["policy"].startswith(f"2-{method}") for row in summary)
+    return any(row["policy"].startswith(preset.rl_name) for row in summary)
 
 
 def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
     preset = PRESETS[name]
-    method = preset.rl.split(":", 1)[0]
+    method = preset.stages[-1].split(":", 1)[0]
     played = {seed: episodes_of(preset, output_dir / f"seed-{seed}") for seed in seeds
               if (output_dir / f"seed-{seed}" / "heldout.json").exists()}  # read and scored once a seed
     runs = {seed: rows_of(preset, episodes) for seed, episodes in played.items()}
@@ -476,7 +511,7 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
     columns = ("total", "success", *preset.behaviours)  # each gets a verdict; the table also shows invalid calls
     options = ", ".join(f"{k}={v}" for k, v in preset.options.items())
     print(f"\n{preset.env}, validation split, greedy ({options}), every episode scored by today's rubric; "
-          f"SFT {preset.sft.split(',')[0]}, RL {preset.rl}")
+          f"SFT {preset.sft.split(',')[0]}, RL {' then '.join(preset.stages)}")
     precisions = {seed: json.loads((output_dir / f"seed-{seed}" / "heldout.json").read_text(encoding="utf-8"))["meta"]
                   .get("precision") or "not recorded" for seed in runs}
     print("model rows played at: " + ", ".join(f"seed {seed} {where}" for seed, where in precisions.items()))
@@ -492,11 +527,11 @@ def report(name: str, seeds: Sequence[int], output_dir: Path) -> None:
                 continue  # greedy and seed-independent: shown once
             shown.add(name)
             cells = " | ".join("—" if row.get(c) is None else f"{row[c]:.3f}" for c in columns)
-            flat = zero_variance(output_dir / f"seed-{seed}", method) if name.startswith(f"2-{method}") else ""
+            flat = zero_variance(output_dir / f"seed-{seed}", method) if name.startswith(preset.rl_name) else ""
             print(f"| {name} | {seed if name not in ('untrained', 'heuristic') else '—'} | {cells} | "
                   f"{row['invalid']:.2f} | {flat} |")
     sft_name = next(n for n in next(iter(runs.values())) if n.endswith("sft"))
-    rl_name = next((n for rows in runs.values() for n in rows if n.startswith(f"2-{method}")), None)
+    rl_name = next((n for rows in runs.values() for n in rows if n.startswith(preset.rl_name)), None)
     with_rl = [rows for rows in runs.values() if rl_name in rows]
     print(f"\n{len(runs)} SFT seeds; {len(with_rl)} with the RL stage")
     for seed, rows in runs.items():
@@ -593,7 +628,8 @@ def main() -> None:
     parser.add_argument("--eval-tasks", type=int, default=10_000, help="validation tasks (default: all)")
     parser.add_argument("--sft-from", type=Path, default=None,
                         help="an earlier chain's output folder: each seed whose SFT stage finished there starts from "
-                             "a copy of it (the SFT preset must be the same; the RL stage may differ)")
+                             "a copy of it (the SFT preset must be the same; the RL stage may differ); a preset with "
+                             "further RL stages also copies the finished RL stages before its last")
     parser.add_argument("--untrained-seed", type=int, default=0,
                         help="the seed whose run (or --evaluate-only) also plays the untrained model (greedy: the "
                              "same in every run); -1: none")
@@ -626,10 +662,8 @@ def main() -> None:
             folder = args.output_dir / f"seed-{seed}"
             if (folder / "heldout.json").exists() and rl_row(preset, args.output_dir, seed):
                 continue  # done; a held-out file without the RL row is replaced by a whole run (or: --evaluate-only)
-            earlier = args.sft_from / f"seed-{seed}" / "stage-1-sft" if args.sft_from else None
-            if earlier is not None and (earlier / "stage.json").is_file() and not folder.exists():
-                shutil.copytree(earlier, folder / "stage-1-sft")
-                print(f"seed {seed}: SFT stage copied from {earlier}", flush=True)
+            if args.sft_from and not folder.exists():
+                copy_earlier_stages(preset, args.sft_from / f"seed-{seed}", folder)
             command = train_command(preset, seed, source, folder, args.eval_tasks, seed == args.untrained_seed)
             print("$ " + " ".join(command), flush=True)
             started = time.perf_counter()

@@ -117,3 +117,21 @@ def test_teacher_only_writes_the_shared_teacher_file_and_trains_nothing(tmp_path
     path = tmp_path / "teacher-train.json"
     assert done.stdout.strip().endswith(str(path)) and "teacher on 240 training tasks" in done.stdout
     assert [p.name for p in tmp_path.iterdir()] == ["teacher-train.json"]  # no seed folder: nothing trained
+
+
+def test_a_chain_with_further_rl_stages_trains_them_and_copies_what_it_repeats(
+        experiment_script: Callable[[str], ModuleType], tmp_path: Path) -> None:
+    chain = experiment_script("rl_chain")
+    preset = chain.PRESETS["inbox-grpo-gpu-more"]
+    assert preset.rl_name == "3-grpo" and chain.PRESETS["inbox-grpo-gpu"].rl_name == "2-grpo"
+    command = chain.train_command(preset, 1, Path("teacher.json"), tmp_path / "seed-1", 0, False)
+    assert [command[i + 1] for i, item in enumerate(command) if item == "--stage"] == [
+        "sft:source=results:teacher.json,epochs=2", *preset.stages]
+    earlier = tmp_path / "earlier" / "seed-1"
+    for name in ("stage-1-sft", "stage-2-grpo", "stage-3-grpo"):
+        (earlier / name).mkdir(parents=True)
+        (earlier / name / "stage.json").write_text("{}")
+    chain.copy_earlier_stages(preset, earlier, tmp_path / "seed-1")
+    assert sorted(p.name for p in (tmp_path / "seed-1").iterdir()) == ["stage-1-sft", "stage-2-grpo"]  # never the last
+    chain.copy_earlier_stages(chain.PRESETS["inbox-grpo-gpu"], earlier, tmp_path / "seed-2")
+    assert sorted(p.name for p in (tmp_path / "seed-2").iterdir()) == ["stage-1-sft"]

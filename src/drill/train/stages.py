@@ -13,7 +13,8 @@ Every stage is checked before any model is loaded.
 Outputs under `--output-dir`: one folder per stage, `stage-1-sft/`, `stage-2-rft/`, ..., each with its own
 `metrics.jsonl`, checkpoints and `adapter/`, plus `stage.json` once the stage is complete. `--resume` skips
 the complete stages and resumes the first incomplete one from its newest checkpoint (a stage killed before
-its first checkpoint restarts). `--init-adapter PATH` starts the first stage from a saved adapter instead of a
+its first checkpoint restarts). A second stage of a method that draws environment tasks (GRPO, RFT, DPO) draws them with its own seed (`fresh_draws`),
+not the first's order again. `--init-adapter PATH` starts the first stage from a saved adapter instead of a
 fresh one (the closing evaluation then shows it too, as `0-init`). After the last stage, `metrics.jsonl` holds
 every stage's lines on one step axis (`global_step`), `learning_curve.png` draws them, and the closing held-out
 evaluation (the existing
@@ -85,6 +86,7 @@ def plan_stages(config: RunConfig, target: TrainTarget | None = None,
         raise ValueError("no stages to run")
     target = target or load_target(config.env, config.env_options, config.env_url)
     stages = [parse_stage(spec, i, config, defaults) for i, spec in enumerate(config.stages, start=1)]
+    stages = fresh_draws(stages, config)
     taken = {f.name for stage in stages for f in fields(stage.options)}
     unused = sorted(set(defaults or {}) - taken)
     if unused:
@@ -96,6 +98,28 @@ def plan_stages(config: RunConfig, target: TrainTarget | None = None,
         raise ValueError(f"{config.output_dir} already holds a staged run; pass --resume to continue it, "
                          "or choose another --output-dir")
     return stages, target
+
+
+REPEAT_SEED_OFFSET = 1000
+
+
+def fresh_draws(stages: Sequence[Stage], config: RunConfig) -> list[Stage]:
+    """A later stage of a method that draws environment tasks (every method but `sft`, which reads its own source),
+    run after an earlier stage of the same method, draws with the seed + 1000 x the earlier such stages, so a second
+    GRPO stage does not replay the first's tasks in the first's order; a stage that sets `seed=` keeps its own."""
+    seen: dict[str, int] = {}
+    planned = []
+    for index, stage in enumerate(stages, start=1):
+        earlier = seen.get(stage.method, 0)
+        if stage.method != "sft":
+            seen[stage.method] = earlier + 1
+        own_seed = "seed" in {part.partition("=")[0].strip() for part in config.stages[index - 1].partition(":")[2]
+                              .split(",")}
+        if earlier and stage.method != "sft" and not own_seed:
+            stage = Stage(stage.method, stage.options,
+                          stage.config.updated(seed=config.seed + REPEAT_SEED_OFFSET * earlier))
+        planned.append(stage)
+    return planned
 
 
 def stage_done(folder: Path) -> bool:
@@ -120,6 +144,9 @@ def run_stages(config: RunConfig, target: TrainTarget | None = None,
             print(f"stage {index} ({stage.method}) is complete: {folder}")
         else:
             stage_config = stage.config.updated(resume=resume_inside(folder, config.resume))
+            if stage_config.seed != config.seed:
+                print(f"stage {index} ({stage.method}) draws its tasks with seed {stage_config.seed}, not the run's "
+                      f"{config.seed} (`fresh_draws`)", flush=True)
             base = fresh_base()
             model_id = base.model_id
             try:
