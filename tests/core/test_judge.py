@@ -120,3 +120,16 @@ def test_the_year_alone_does_not_state_a_date(answer: str) -> None:
     verdict = judge(answer, ["April 10, 2024"], "date", "What date does Esther Brandt fly to Lisbon?")
     assert not verdict.correct and verdict.reason == "states only the year of the date"
     assert judge("April 10, 2024 (booked in 2024)", ["April 10, 2024"], "date").correct
+
+
+@pytest.mark.parametrize("answer", [
+    "not August 19, 2024", "It isn't August 19", "It wasnt August 19", "I dont know, August 19?",
+    "It is not Monday, August 19", "cant say: August 19", "Aug 19 - I am not certain",
+])
+def test_a_denied_date_is_not_the_date_with_or_without_the_apostrophe(answer: str) -> None:
+    assert not judge(answer, DATE, "date", DATE_Q).correct, answer
+
+
+def test_a_word_that_holds_a_bare_contraction_is_no_negation() -> None:
+    for answer in ("Monday, August 19 in the Cantor Hall", "August 19, Dontae says", "August 19 (Cantwell's mail)"):
+        assert judge(answer, DATE, "date", DATE_Q).correct, answer

@@ -290,12 +290,16 @@ def _agrees(claim: Claim, targets: Sequence[Claim]) -> bool:
 NEGATIONS = ("not", "never", "cannot", "neither", "nor", "n't")
 """What denies what follows ("not X", "It isn't X", "I don't know March 1"): an answer that uses one the gold and the
 question do not states the opposite of the value it names, or no value. "n't" is read at the end of any word ("isn't",
-"don't", "won't"), so that "won" or "don" alone is no negation."""
-_NEGATION = re.compile(r"\b(?:not|never|cannot|neither|nor)\b|n't\b")
+"don't", "won't"), so that "won" or "don" alone is no negation; a contraction written without its apostrophe ("wasnt",
+"dont", "cant") is read as one too, and counts as "n't"."""
+_BARE_CONTRACTIONS = ("dont", "doesnt", "didnt", "isnt", "wasnt", "arent", "werent", "cant", "wont", "couldnt",
+                      "shouldnt", "wouldnt", "hasnt", "havent", "hadnt", "mustnt", "neednt")
+_NEGATION = re.compile(r"\b(?:not|never|cannot|neither|nor)\b|n't\b|\b(?:" + "|".join(_BARE_CONTRACTIONS) + r")\b")
 
 
 def _negations(text: str) -> set[str]:
-    return set(_NEGATION.findall(text.lower().replace("’", "'")))
+    found = _NEGATION.findall(text.lower().replace("’", "'"))
+    return {"n't" if word in _BARE_CONTRACTIONS else word for word in found}
 
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
