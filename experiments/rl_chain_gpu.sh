@@ -17,6 +17,11 @@ if [ $# -lt 5 ]; then
 fi
 preset=$1 out=$2 train_limit=$3 eval_limit=$4
 shift 4
+case "$train_limit:$eval_limit" in
+    *[!0-9:]* | :* | *:) echo "$0: TRAIN_LIMIT_S and EVAL_LIMIT_S are whole seconds, got '$train_limit' and '$eval_limit'" >&2
+                          exit 2 ;;
+esac
+train_limit=$((10#$train_limit)) eval_limit=$((10#$eval_limit))  # "00" is 0, "090" is 90 (not octal)
 py=${PYTHON:-python3}
 chain="experiments/rl_chain.py"
 mkdir -p "$out"
@@ -59,7 +64,7 @@ started=$SECONDS
 sft_from=()
 [ -n "${SFT_FROM:-}" ] && sft_from=(--sft-from "$SFT_FROM")
 phase "$train_limit" train "$py" "$chain" "$preset" --untrained-seed -1 --eval-tasks 0 --output-dir "$out" \
-    "${sft_from[@]}"
+    ${sft_from[@]+"${sft_from[@]}"}  # bash before 4.4 calls an empty array unbound under set -u
 if [ "$eval_limit" = 0 ]; then
     echo "chain: $(( (SECONDS - started) )) s; trained only (EVAL_LIMIT_S 0)"
     exit 0

@@ -68,3 +68,13 @@ def test_a_whole_chain_trains_evaluates_and_reports(tmp_path: Path) -> None:
         f"experiments/rl_chain.py inbox-grpo-gpu --seeds 0 --output-dir {out} --report-only --episodes 2",
     ]
     assert "stopped" not in result.stdout and (out / "report.txt").exists()
+
+
+def test_limits_are_whole_seconds_and_a_zero_with_leading_zeros_trains_only(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result, calls = _run(tmp_path, "inbox-grpo-gpu", str(out), "030", "00", "0")
+    assert result.returncode == 0 and "trained only (EVAL_LIMIT_S 0)" in result.stdout, result.stdout + result.stderr
+    assert len(calls) == 2 and "--evaluate-only" not in " ".join(calls)
+    bad = subprocess.run(["bash", str(SCRIPT), "inbox-grpo-gpu", str(out), "5m", "0", "0"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and "whole seconds" in bad.stderr and bad.stderr.count("\n") == 1
