@@ -145,8 +145,8 @@ def run_stages(config: RunConfig, target: TrainTarget | None = None,
         else:
             stage_config = stage.config.updated(resume=resume_inside(folder, config.resume))
             if stage_config.seed != config.seed:
-                print(f"stage {index} ({stage.method}) draws its tasks with seed {stage_config.seed}, not the run's "
-                      f"{config.seed} (`fresh_draws`)", flush=True)
+                print(f"stage {index} ({stage.method}) draws its tasks and samples with seed {stage_config.seed} "
+                      f"(the run's is {config.seed})", flush=True)
             base = fresh_base()
             model_id = base.model_id
             try:
