@@ -17,10 +17,12 @@ if [ $# -lt 5 ]; then
 fi
 preset=$1 out=$2 train_limit=$3 eval_limit=$4
 shift 4
-case "$train_limit:$eval_limit" in
-    *[!0-9:]* | :* | *:) echo "$0: TRAIN_LIMIT_S and EVAL_LIMIT_S are whole seconds, got '$train_limit' and '$eval_limit'" >&2
-                          exit 2 ;;
-esac
+for limit in "$train_limit" "$eval_limit"; do
+    case "$limit" in
+        '' | *[!0-9]*) echo "$0: TRAIN_LIMIT_S and EVAL_LIMIT_S are whole seconds, got '$train_limit' and '$eval_limit'" >&2
+                       exit 2 ;;
+    esac
+done
 train_limit=$((10#$train_limit)) eval_limit=$((10#$eval_limit))  # "00" is 0, "090" is 90 (not octal)
 py=${PYTHON:-python3}
 chain="experiments/rl_chain.py"

@@ -124,12 +124,14 @@ def test_the_year_alone_does_not_state_a_date(answer: str) -> None:
 
 @pytest.mark.parametrize("answer", [
     "not August 19, 2024", "It isn't August 19", "It wasnt August 19", "I dont know, August 19?",
-    "It is not Monday, August 19", "cant say: August 19", "Aug 19 - I am not certain",
+    "It is not Monday, August 19", "cant say: August 19", "Aug 19 - I am not certain", "Dont know, August 19?",
+    "It aint August 19", "It isn‘t August 19", "It isnʼt August 19", "It isn`t August 19", "It isn´t August 19",
 ])
 def test_a_denied_date_is_not_the_date_with_or_without_the_apostrophe(answer: str) -> None:
     assert not judge(answer, DATE, "date", DATE_Q).correct, answer
 
 
 def test_a_word_that_holds_a_bare_contraction_is_no_negation() -> None:
-    for answer in ("Monday, August 19 in the Cantor Hall", "August 19, Dontae says", "August 19 (Cantwell's mail)"):
+    for answer in ("Monday, August 19 in the Cantor Hall", "August 19, Dontae says", "August 19 (Cantwell's mail)",
+                   "August 19, per Brian Cant", "August 19 (ticket CANT)", "August 19. Wont Hall has it."):
         assert judge(answer, DATE, "date", DATE_Q).correct, answer

@@ -75,6 +75,7 @@ def test_limits_are_whole_seconds_and_a_zero_with_leading_zeros_trains_only(tmp_
     result, calls = _run(tmp_path, "inbox-grpo-gpu", str(out), "030", "00", "0")
     assert result.returncode == 0 and "trained only (EVAL_LIMIT_S 0)" in result.stdout, result.stdout + result.stderr
     assert len(calls) == 2 and "--evaluate-only" not in " ".join(calls)
-    bad = subprocess.run(["bash", str(SCRIPT), "inbox-grpo-gpu", str(out), "5m", "0", "0"], capture_output=True,
-                         text=True, timeout=60)
-    assert bad.returncode == 2 and "whole seconds" in bad.stderr and bad.stderr.count("\n") == 1
+    for train, evaluate in (("5m", "0"), ("5:00", "0"), ("30", ""), ("30", "-1")):
+        bad = subprocess.run(["bash", str(SCRIPT), "inbox-grpo-gpu", str(out), train, evaluate, "0"],
+                             capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 2 and "whole seconds" in bad.stderr and bad.stderr.count("\n") == 1, bad.stderr

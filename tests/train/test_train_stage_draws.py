@@ -25,3 +25,8 @@ def test_a_second_grpo_stage_draws_other_tasks_than_the_first(tmp_path: Path) ->
     pools = {"all": [object() for _ in range(40)]}
     first, second = (TaskSampler(pools, seed).draw("all", 16) for seed in seeds[1::2][:2])
     assert [id(t) for t in first] != [id(t) for t in second]
+
+
+def test_a_stage_never_draws_with_a_seed_an_earlier_stage_of_its_method_set(tmp_path: Path) -> None:
+    assert _seeds(tmp_path, ["grpo:steps=1,seed=1007", "grpo:steps=1"]) == [1007, 2007]
+    assert _seeds(tmp_path, ["rft:rounds=1", "grpo:steps=1", "rft:rounds=1"]) == [7, 7, 1007]

@@ -290,16 +290,24 @@ def _agrees(claim: Claim, targets: Sequence[Claim]) -> bool:
 NEGATIONS = ("not", "never", "cannot", "neither", "nor", "n't")
 """What denies what follows ("not X", "It isn't X", "I don't know March 1"): an answer that uses one the gold and the
 question do not states the opposite of the value it names, or no value. "n't" is read at the end of any word ("isn't",
-"don't", "won't"), so that "won" or "don" alone is no negation; a contraction written without its apostrophe ("wasnt",
-"dont", "cant") is read as one too, and counts as "n't"."""
+"don't", "won't"; any apostrophe-like mark), so that "won" or "don" alone is no negation. A contraction written
+without its apostrophe ("wasnt", "dont", "cant") counts as "n't" in lower case, or capitalised as a sentence's first
+word ("Dont know"): "Brian Cant", "CANT-7" and "Cantor Hall" are names and codes."""
 _BARE_CONTRACTIONS = ("dont", "doesnt", "didnt", "isnt", "wasnt", "arent", "werent", "cant", "wont", "couldnt",
-                      "shouldnt", "wouldnt", "hasnt", "havent", "hadnt", "mustnt", "neednt")
-_NEGATION = re.compile(r"\b(?:not|never|cannot|neither|nor)\b|n't\b|\b(?:" + "|".join(_BARE_CONTRACTIONS) + r")\b")
+                      "shouldnt", "wouldnt", "hasnt", "havent", "hadnt", "mustnt", "neednt", "aint", "shant",
+                      "mightnt")
+_NEGATION = re.compile(r"\b(?:not|never|cannot|neither|nor)\b|n't\b")
+_BARE = re.compile(r"\b(?:" + "|".join(_BARE_CONTRACTIONS) + r")\b")
+_BARE_OPENING = re.compile(r"^\W*(?:" + "|".join(w.capitalize() for w in _BARE_CONTRACTIONS) + r")\b")
+_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "`": "'", "´": "'"})
 
 
 def _negations(text: str) -> set[str]:
-    found = _NEGATION.findall(text.lower().replace("’", "'"))
-    return {"n't" if word in _BARE_CONTRACTIONS else word for word in found}
+    text = text.translate(_APOSTROPHES)
+    found = set(_NEGATION.findall(text.lower()))
+    if _BARE.search(text) or any(_BARE_OPENING.match(sentence) for sentence in _SENTENCE.split(text)):
+        found.add("n't")
+    return found
 
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")

@@ -159,8 +159,11 @@ class Run:
             saved, now = state.config, self.config.to_dict()
             changed = [name for name in RESUME_MUST_MATCH if saved.get(name) != now[name]]
             if changed:
+                hint = (f" (a later stage of a method an earlier stage used draws with its own seed since 2026-11-27; "
+                        f"a run started before resumes with `seed={saved.get('seed')}` in that stage's --stage)"
+                        if "seed" in changed else "")
                 raise ValueError(f"--resume: {', '.join(changed)} differ from the checkpoint's run; "
-                                 "resume with the same values")
+                                 f"resume with the same values{hint}")
             sampler.load_state_dict(state.data_position)
         self.metrics.truncate_after(state.step)
         console.print(f"resuming from {checkpoint} (step {state.step})", highlight=False)

@@ -104,20 +104,23 @@ REPEAT_SEED_OFFSET = 1000
 
 
 def fresh_draws(stages: Sequence[Stage], config: RunConfig) -> list[Stage]:
-    """A later stage of a method that draws environment tasks (every method but `sft`, which reads its own source),
-    run after an earlier stage of the same method, draws with the seed + 1000 x the earlier such stages, so a second
-    GRPO stage does not replay the first's tasks in the first's order; a stage that sets `seed=` keeps its own."""
-    seen: dict[str, int] = {}
+    """A later stage of a method other than `sft` (GRPO, RFT and online DPO draw environment tasks and samples from
+    the seed; an SFT stage reads its own source), run after an earlier stage of the same method, draws with the seed +
+    1000 x the earlier such stages (+ 1000 more while an earlier stage of the method has that seed), so a second GRPO
+    stage does not replay the first's tasks in the first's order; a stage that sets `seed=` keeps its own."""
+    used: dict[str, set[int]] = {}
     planned = []
     for index, stage in enumerate(stages, start=1):
-        earlier = seen.get(stage.method, 0)
-        if stage.method != "sft":
-            seen[stage.method] = earlier + 1
+        seeds = used.setdefault(stage.method, set())
         own_seed = "seed" in {part.partition("=")[0].strip() for part in config.stages[index - 1].partition(":")[2]
                               .split(",")}
-        if earlier and stage.method != "sft" and not own_seed:
-            stage = Stage(stage.method, stage.options,
-                          stage.config.updated(seed=config.seed + REPEAT_SEED_OFFSET * earlier))
+        if seeds and stage.method != "sft" and not own_seed:
+            seed = config.seed + REPEAT_SEED_OFFSET * len(seeds)
+            while seed in seeds:
+                seed += REPEAT_SEED_OFFSET
+            stage = Stage(stage.method, stage.options, stage.config.updated(seed=seed))
+        if stage.method != "sft":
+            seeds.add(stage.config.seed)
         planned.append(stage)
     return planned
 
