@@ -11,14 +11,14 @@ of the run config, which then applies to that stage alone (e.g. `learning_rate=2
 Every stage is checked before any model is loaded.
 
 Outputs under `--output-dir`: one folder per stage, `stage-1-sft/`, `stage-2-rft/`, ..., each with its own
-`metrics.jsonl`, checkpoints and `adapter/`, plus `stage.json` once the stage is complete. `--resume` skips
-the complete stages and resumes the first incomplete one from its newest checkpoint (a stage killed before
-its first checkpoint restarts). A second stage of a method other than SFT (GRPO, RFT and online DPO draw
-environment tasks) draws with its own seed (`fresh_draws`), not the first's order again. `--init-adapter PATH`
-starts the first stage from a saved adapter instead of a fresh one (the closing evaluation then shows it too, as
-`0-init`). After the last stage, `metrics.jsonl` holds every stage's lines on one step axis (`global_step`), `learning_curve.png` draws them, and the closing held-out
-evaluation (the existing
-`heldout.evaluate_heldout` path) plays every stage's adapter next to the untrained model and the baselines.
+`metrics.jsonl`, checkpoints and `adapter/`, plus `stage.json` once the stage is complete. `--resume` skips the
+complete stages and resumes the first incomplete one from its newest checkpoint (a stage killed before its first
+checkpoint restarts). A second stage of a method other than SFT (GRPO, RFT and online DPO draw environment tasks)
+draws with its own seed (`fresh_draws`), not the first's order again. `--init-adapter PATH` starts the first stage
+from a saved adapter instead of a fresh one (the closing evaluation then shows it too, as `0-init`). After the last
+stage, `metrics.jsonl` holds every stage's lines on one step axis (`global_step`), `learning_curve.png` draws them,
+and the closing held-out evaluation (the existing `heldout.evaluate_heldout` path) plays every stage's adapter next
+to the untrained model and the baselines.
 """
 
 from __future__ import annotations
