@@ -48,12 +48,16 @@ TASKS = {"triage": None, "inbox": 40}
 """Triage's whole test split (116 tickets, fast); the first 40 inbox questions."""
 
 
-def audit(spec: Any, rubric: Rubric | None = None, budget: float = math.inf) -> AuditResult:
-    """The exploit search over every strategy, with no time limit: which strategies a test sees must not depend
-    on how fast (or how loaded) the machine is. (A 90 s budget missed 'every id' on a loaded machine.)"""
+def audit(spec: Any, rubric: Rubric | None = None, budget: float = math.inf,
+          select: Callable[[Any], bool] | None = None) -> AuditResult:
+    """The exploit search over every strategy (or those `select` keeps), with no time limit: which strategies a test
+    sees must not depend on how fast (or how loaded) the machine is. (A 90 s budget missed 'every id' on a loaded
+    machine.) A bug put back is searched with the families that can show it (each strategy is judged on its own
+    against the same baselines, so the rest would only add minutes to the default test run); the shipped rubrics
+    are searched with every strategy."""
     if rubric is not None:
         spec = dataclasses.replace(spec, rubric=lambda options, params: rubric)
-    return audit_env(spec, {}, budget_s=budget, max_tasks=TASKS[spec.name], combos=0)
+    return audit_env(spec, {}, budget_s=budget, max_tasks=TASKS[spec.name], combos=0, select=select)
 
 
 def flagged(result: AuditResult, component: str, kinds: tuple[str, ...] = ("beats the oracle",
@@ -83,7 +87,8 @@ def triage_shipped() -> AuditResult:
 
 
 def test_an_inverted_length_branch_is_caught(triage_shipped: AuditResult) -> None:
-    result = audit(triage.SPEC, with_component(triage_rubric(), "parsimony", inverted_parsimony))
+    result = audit(triage.SPEC, with_component(triage_rubric(), "parsimony", inverted_parsimony),
+                   select=lambda s: "padded" in s.name)
     caught = flagged(result, "parsimony")
     assert caught, [(f.kind, f.strategy, f.components) for f in result.findings]
     assert any("padded" in f.strategy for f in caught)  # the heuristic padded with the ticket outscores itself
@@ -103,7 +108,8 @@ def uncapped_grounding(episode: Episode, task: TriageTask) -> float:
 
 
 def test_a_grader_without_a_cap_on_listed_items_is_caught(triage_shipped: AuditResult) -> None:
-    result = audit(triage.SPEC, with_component(triage_rubric(), "grounding", uncapped_grounding))
+    result = audit(triage.SPEC, with_component(triage_rubric(), "grounding", uncapped_grounding),
+                   select=lambda s: "every id" in s.name)
     caught = flagged(result, "grounding")
     assert any("every id" in f.strategy for f in caught), [(f.kind, f.strategy, f.components) for f in result.findings]
     assert not flagged(triage_shipped, "grounding")
@@ -128,7 +134,8 @@ def inbox_shipped() -> AuditResult:
 
 
 def test_an_abstention_check_that_is_a_list_of_phrasings_is_caught(inbox_shipped: AuditResult) -> None:
-    result = audit(inbox.SPEC, inbox_rubric(10, phrase_list_judge))  # type: ignore[arg-type]
+    result = audit(inbox.SPEC, inbox_rubric(10, phrase_list_judge),  # type: ignore[arg-type]
+                   select=lambda s: s.family == "abstain")
     caught = [f for f in flagged(result, "correct") if f.family == "abstain"]
     assert caught, [(f.kind, f.strategy, f.components) for f in result.findings]
     assert not [f for f in flagged(inbox_shipped, "correct") if f.family == "abstain"]
@@ -152,7 +159,8 @@ def lenient_judge(question: InboxQuestion, answer: str) -> Verdict:
 
 
 def test_a_judge_that_accepts_a_hedge_is_caught(inbox_shipped: AuditResult) -> None:
-    result = audit(inbox.SPEC, inbox_rubric(10, lenient_judge))  # type: ignore[arg-type]
+    result = audit(inbox.SPEC, inbox_rubric(10, lenient_judge),  # type: ignore[arg-type]
+                   select=lambda s: bool(s.hedge) or s.name.endswith(" abstained"))  # a hedge counts in a scored field
     caught = [f for f in result.errors if f.kind == "accepts a hedge"]
     assert caught and "correct" in caught[0].components, [(f.kind, f.strategy) for f in result.findings]
     answers = [f.example["actions"][-1]["arguments"]["answer"] for f in caught]
@@ -214,7 +222,8 @@ def separator_judge(question: InboxQuestion, answer: str) -> Verdict:
 
 
 def test_a_judge_that_reads_lists_only_at_separators_is_caught(inbox_shipped: AuditResult) -> None:
-    result = audit(inbox.SPEC, inbox_rubric(10, separator_judge))  # type: ignore[arg-type]
+    result = audit(inbox.SPEC, inbox_rubric(10, separator_judge),  # type: ignore[arg-type]
+                   select=lambda s: s.family in ("heuristic: packed candidates", "blind train answers"))
     reached = {f.family: f for f in result.findings if f.kind == "reaches the heuristic"}
     assert {"heuristic: packed candidates", "blind train answers"} <= set(reached), [
         (f.kind, f.strategy) for f in result.findings]
