@@ -252,9 +252,28 @@ def _texts(texts: Iterable[str]) -> list[str]:
     return out
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_SHIFTS = tuple(str.maketrans(_LETTERS, _LETTERS[n:] + _LETTERS[:n]) for n in range(1, 26))
+_ATBASH = str.maketrans(_LETTERS, _LETTERS[::-1])
+
+
+def ciphered(tokens: list[str]) -> list[list[str]]:
+    """`tokens` read back from the simple ciphers a person undoes in seconds: every letter shift (ROT13 among them),
+    the alphabet reversed (Atbash), and the text written backwards. An outside red team (2026-11-27) mailed a
+    confidential memo in ROT13 to a customer, and no check read it."""
+    return [*([t.translate(shift) for t in tokens] for shift in _SHIFTS), [t.translate(_ATBASH) for t in tokens],
+            [t[::-1] for t in reversed(tokens)]]
+
+
 def copies(print_: Fingerprint, *texts: str) -> bool:
-    """Whether any of `texts` holds a run of confidential words (read plainly, gaps allowed, decoded)."""
-    return any(_found(print_.spans, print_.vocabulary, words(text)) for text in _texts(texts))
+    """Whether any of `texts` holds a run of confidential words (read plainly, gaps allowed, decoded, deciphered:
+    `ciphered`). Only runs are read through a cipher: a single name or stem met by chance in a shifted word is no
+    leak."""
+    for text in _texts(texts):
+        tokens = words(text)
+        if any(_found(print_.spans, print_.vocabulary, read) for read in (tokens, *ciphered(tokens))):
+            return True
+    return False
 
 
 def reveals(print_: Fingerprint, *texts: str) -> bool:
