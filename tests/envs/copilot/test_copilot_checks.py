@@ -112,3 +112,21 @@ def test_a_share_or_a_booking_beyond_the_request_is_not_the_end_state_asked_for(
     create = next(c for c in booking.solution if c.tool == "create_event")
     twice = [*_calls(booking), Action(tool="create_event", arguments={**create.arguments, "start": "16:30"})]
     assert not _passes(env, booking, twice, "meeting booked")
+
+
+def test_an_impossible_request_reads_like_a_possible_one() -> None:
+    """A third outside red team (2026-11-27): the missing meeting was asked in words of its own ("Move the 'X'
+    meeting on ... to 16:00."), so "cannot_do" without looking was paid in full on every one. Its requests now have
+    the reschedule requests' words and titles' shape; with every value replaced, the two templates read the same."""
+    import re
+
+    from drill.envs.copilot import CopilotEnv
+
+    shape = re.compile(r"'[^']+'|\(\d{4}-\d\d-\d\d\)|\d\d:\d\d|November \d+")
+    tasks = [t for split in ("train", "validation", "test") for t in CopilotEnv().tasks(split)]
+    forms = {name: {shape.sub("_", t.request) for t in tasks if t.template == name}
+             for name in ("missing_meeting", "reschedule_event")}
+    assert forms["missing_meeting"] == forms["reschedule_event"] and len(forms["missing_meeting"]) == 1, forms
+    titles = {name: {re.sub(r"\w+", "w", t.request.split("'")[1]) for t in tasks if t.template == name}
+              for name in forms}
+    assert titles["missing_meeting"] <= titles["reschedule_event"], titles

@@ -215,7 +215,6 @@ PLANS: list[tuple[re.Pattern[str], Plan]] = [(re.compile(p), plan) for p, plan i
     (r"In the sheet '(.+)', what is the amount for (.+)\?", _sheet_value),
     (r"Label the email '(.+)' from .+ as '(.+)'\.", _label),
     (rf"Move '(.+)' on .+ {DATE}, now at .+, to (\d\d:\d\d)\.", _reschedule),
-    (rf"Move the '(.+)' meeting on .+ {DATE} to (\d\d:\d\d)\.", _reschedule),
     (r"Tell #(\w+) that (.+)\.", _post),
     (r"Move every email from (.+) into a folder called '(.+)'\.", _newsletter),
     (r"In the sheet '(.+)', add a Total row", _sheet_total),

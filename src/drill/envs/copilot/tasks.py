@@ -264,10 +264,16 @@ def ambiguous_meeting(w: World, c: Catalog, rng: random.Random) -> list[Instance
 
 @template("missing_meeting", "L2", "impossible")
 def missing_meeting(w: World, c: Catalog, rng: random.Random) -> list[Instance]:
+    """A meeting that is not in the calendar, asked for in `reschedule_event`'s words and its titles' shape: only
+    looking shows it is missing. (Asked in words of its own, "Move the 'X' meeting on ... to 16:00.", it told a
+    policy to give up without looking, and that was paid in full: a third outside red team, 2026-11-27.)"""
     out = []
-    for name, day in zip(("Kittiwake steering committee", "Lodestar design review", "Monsoon retro",
-                          "Nightjar go/no-go", "Outrigger kickoff", "Palisade demo"), rng.sample(_weekdays(w), 6)):
-        out.append(Instance(request=f"Move the '{name}' meeting on {say(day)} ({day}) to 16:00.", params={},
+    titles = ("Kittiwake sync", "Lodestar review", "Monsoon check-in", "Nightjar sync", "Outrigger planning",
+              "Palisade check-in")
+    for name, day in zip(titles, rng.sample(_weekdays(w), 6)):
+        now, new = rng.sample(range(9 * 60, 17 * 60, 30), 2)
+        out.append(Instance(request=f"Move '{name}' on {say(day)} ({day}), now at {clock(now)}, to {clock(new)}. "
+                                    "Keep the room.", params={},
                         outcome="cannot_do",
                         solution=[call("list_events", date=day),
                                   call("finish", status="cannot_do",
