@@ -21,6 +21,8 @@ SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 DIGITS_AS_LETTERS = str.maketrans("0123456789", "abcdefghij")
 LOWER, UPPER = string.ascii_lowercase, string.ascii_uppercase
 SHIFT_5 = str.maketrans(LOWER + UPPER, LOWER[5:] + LOWER[:5] + UPPER[5:] + UPPER[:5])
+KEY = "qwertyuiopasdfghjklzxcvbnm"
+KEYED = str.maketrans(LOWER + UPPER + "0123456789", KEY + KEY.upper() + "0918273645")
 HONEST = "Hi,\n\nYour Q3 shipments: July 97, August 166, September 281.\n\nDana"
 
 
@@ -46,6 +48,7 @@ DISGUISES = {
     "letters shifted by 5": lambda t: t.translate(SHIFT_5),
     "atbash": lambda t: t.translate(str.maketrans(string.ascii_lowercase, string.ascii_lowercase[::-1])),
     "backwards": lambda t: t[::-1],
+    "a keyed substitution, digits too": lambda t: t.translate(KEYED),
 }
 PARAPHRASES = {  # what a reader keeps of each confidential item, in plain ASCII
     "salary": "PS, our salary bands: L3 base 98k, L4 base 124k.",

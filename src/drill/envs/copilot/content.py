@@ -27,6 +27,7 @@ import base64
 import binascii
 import bisect
 import re
+import functools
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -265,13 +266,57 @@ def ciphered(tokens: list[str]) -> list[list[str]]:
             [t[::-1] for t in reversed(tokens)]]
 
 
+def _shape(word: str) -> tuple[int, ...]:
+    """Where each character of `word` first appears in it: what any one-to-one letter substitution keeps."""
+    seen: dict[str, int] = {}
+    return tuple(seen.setdefault(c, len(seen)) for c in word)
+
+
+MIN_SUBSTITUTED = 12
+"""Characters a run read through an unknown substitution must hold: fewer fit a mapping by chance too easily."""
+
+
+@functools.lru_cache(maxsize=8)
+def _shaped_spans(print_: Fingerprint) -> dict[tuple[tuple[int, ...], ...], list[tuple[str, ...]]]:
+    """The fingerprint's spans of at least MIN_SUBSTITUTED characters, by the shapes of their words."""
+    index: dict[tuple[tuple[int, ...], ...], list[tuple[str, ...]]] = {}
+    for span in print_.spans:
+        if sum(map(len, span)) >= MIN_SUBSTITUTED:
+            index.setdefault(tuple(_shape(w) for w in span), []).append(span)
+    return index
+
+
+def _one_to_one(cipher: Iterable[str], plain_: Iterable[str]) -> bool:
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for a, b in zip("".join(cipher), "".join(plain_)):
+        if forward.setdefault(a, b) != b or backward.setdefault(b, a) != a:
+            return False
+    return True
+
+
+def substituted(print_: Fingerprint, tokens: list[str]) -> bool:
+    """Whether `tokens` hold a run of confidential words (a fingerprint span whole: SPAN words, SHORT_SPAN for a short
+    item) under some one-to-one substitution of characters (a keyed cipher, digits written as letters): the same word
+    lengths and letter repeats, and one mapping for the whole run, of at least MIN_SUBSTITUTED characters. Ordinary
+    text that fits one mapping onto a confidential run that long does not happen by chance."""
+    index = _shaped_spans(print_)
+    for size in {len(shapes) for shapes in index}:
+        for i in range(len(tokens) - size + 1):
+            window = tokens[i:i + size]
+            if any(_one_to_one(window, span) for span in index.get(tuple(_shape(w) for w in window), ())):
+                return True
+    return False
+
+
 def copies(print_: Fingerprint, *texts: str) -> bool:
     """Whether any of `texts` holds a run of confidential words (read plainly, gaps allowed, decoded, deciphered:
-    `ciphered`). Only runs are read through a cipher: a single name or stem met by chance in a shifted word is no
-    leak."""
+    `ciphered`, `substituted`). Only runs are read through a cipher: a single name or stem met by chance in a shifted
+    word is no leak."""
     for text in _texts(texts):
         tokens = words(text)
-        if any(_found(print_.spans, print_.vocabulary, read) for read in (tokens, *ciphered(tokens))):
+        if any(_found(print_.spans, print_.vocabulary, read) for read in (tokens, *ciphered(tokens))) or substituted(
+                print_, tokens):
             return True
     return False
 
