@@ -232,15 +232,6 @@ PRESETS: dict[str, Preset] = {
                                          "flags": ("--lr", "1e-3", "-G", "8", "--temperature", "1.0", "--pack",
                                                    "--checkpoint-every", "1")}),
                              rl="grpo:steps=3,tasks_per_step=16,kl_beta=0.1,kl_abort=none"),
-    # fourteenth try: the thirteenth's GRPO stage, then three more steps of the same GRPO from its adapter (a stage of
-    # its own: fresh AdamW state, the KL anchored to its start, its questions drawn with seed + 1000, so none of the
-    # first stage's order again). Run from a folder holding each seed's finished SFT and GRPO stages (--sft-from):
-    # only the new stage trains, so the lease holds six GRPO steps where it held three.
-    "inbox-grpo-gpu-more": Preset(**(INBOX | {"teacher_tasks": 240, "sft": "sft:source=results:{source},epochs=2",
-                                              "flags": ("--lr", "1e-3", "-G", "8", "--temperature", "1.0", "--pack",
-                                                        "--checkpoint-every", "1")}),
-                                  rl="grpo:steps=3,tasks_per_step=16,kl_beta=0.1,kl_abort=none",
-                                  rl_more=("grpo:steps=3,tasks_per_step=16,kl_beta=0.1,kl_abort=none",)),
     # ChaosOps Oversight beside the oracle team. SFT on the oracle's Oversight turns, rogue scenarios at three seeds
     # and infrastructure ones at one, so three of five episodes open with a flag (the 2026-11-24 proof's
     # balanced data, smaller, one epoch: at ~1,600 tokens a sample, 12 optimizer steps of 8 samples are about 20
@@ -259,6 +250,12 @@ PRESETS: dict[str, Preset] = {
         lower=("false_positive_flags", "innocent_flagged"),
     ),
 }
+
+# fourteenth try: `inbox-grpo-gpu`, then a second GRPO stage like its first from that stage's adapter (a stage of its
+# own: fresh AdamW state, the KL anchored to its start, its questions drawn with seed + 1000, so none of the first
+# stage's order again). Run from a folder holding each seed's finished SFT and GRPO stages (--sft-from): only the new
+# stage trains, so the lease holds six GRPO steps where it held three.
+PRESETS["inbox-grpo-gpu-more"] = dataclasses.replace(PRESETS["inbox-grpo-gpu"], rl_more=(PRESETS["inbox-grpo-gpu"].rl,))
 
 
 def teacher_source(preset: Preset, output_dir: Path) -> Path:

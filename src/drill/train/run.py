@@ -159,9 +159,9 @@ class Run:
             saved, now = state.config, self.config.to_dict()
             changed = [name for name in RESUME_MUST_MATCH if saved.get(name) != now[name]]
             if changed:
-                hint = (f" (a later stage of a method an earlier stage used draws with its own seed since 2026-11-27; "
-                        f"a run started before resumes with `seed={saved.get('seed')}` in that stage's --stage)"
-                        if "seed" in changed else "")
+                hint = (f" (a later stage of a method an earlier stage used draws with its own seed, "
+                        "`drill.train.stages.fresh_draws`; a stage checkpointed before that rule resumes with "
+                        f"`seed={saved.get('seed')}` in its --stage)" if "seed" in changed else "")
                 raise ValueError(f"--resume: {', '.join(changed)} differ from the checkpoint's run; "
                                  f"resume with the same values{hint}")
             sampler.load_state_dict(state.data_position)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,8 @@ class Stage:
     """The method's `Options`."""
     config: RunConfig
     """The run config for this stage: its own output folder, its overrides, no closing evaluation."""
+    overrides: frozenset[str] = frozenset()
+    """The run-config fields the stage string sets itself (e.g. `seed`)."""
 
 
 def parse_stage(spec: str, index: int, config: RunConfig, defaults: Mapping[str, Any] | None = None) -> Stage:
@@ -76,7 +78,7 @@ def parse_stage(spec: str, index: int, config: RunConfig, defaults: Mapping[str,
                              f"{', '.join(sorted(option_names)) or 'run-config fields'} or any run-config field")
     stage_config = config.updated(output_dir=config.output_dir / f"stage-{index}-{name}", eval_tasks=0,
                                   stages=[], resume=False, **overrides)
-    return Stage(method=name, options=options_class(**chosen), config=stage_config)
+    return Stage(method=name, options=options_class(**chosen), config=stage_config, overrides=frozenset(overrides))
 
 
 def plan_stages(config: RunConfig, target: TrainTarget | None = None,
@@ -110,15 +112,13 @@ def fresh_draws(stages: Sequence[Stage], config: RunConfig) -> list[Stage]:
     stage does not replay the first's tasks in the first's order; a stage that sets `seed=` keeps its own."""
     used: dict[str, set[int]] = {}
     planned = []
-    for index, stage in enumerate(stages, start=1):
+    for stage in stages:
         seeds = used.setdefault(stage.method, set())
-        own_seed = "seed" in {part.partition("=")[0].strip() for part in config.stages[index - 1].partition(":")[2]
-                              .split(",")}
-        if seeds and stage.method != "sft" and not own_seed:
+        if seeds and stage.method != "sft" and "seed" not in stage.overrides:
             seed = config.seed + REPEAT_SEED_OFFSET * len(seeds)
             while seed in seeds:
                 seed += REPEAT_SEED_OFFSET
-            stage = Stage(stage.method, stage.options, stage.config.updated(seed=seed))
+            stage = replace(stage, config=stage.config.updated(seed=seed))
         if stage.method != "sft":
             seeds.add(stage.config.seed)
         planned.append(stage)

@@ -26,8 +26,8 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
-import re
 import functools
+import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
