@@ -132,6 +132,11 @@ def chaosops_teacher(options: dict[str, Any]) -> Any:
     return registry.get("chaosops").baselines(options)["oracle"]()
 
 
+def chaosops_heuristic_teacher(options: dict[str, Any]) -> Any:
+    """The heuristic in every role; SFT keeps the Oversight turns (`--role oversight`)."""
+    return registry.get("chaosops").baselines(options)["heuristic"]()
+
+
 INBOX = {"env": "inbox", "options": {}, "teacher": inbox_teacher, "teacher_tasks": 180,
          "sft": "sft:source=results:{source},epochs=1", "flags": ("--lr", "1e-3", "-G", "4", "--temperature", "1.0",
                                                                  "--pack"),
@@ -250,6 +255,24 @@ PRESETS: dict[str, Preset] = {
         lower=("false_positive_flags", "innocent_flagged"),
     ),
 }
+
+# ChaosOps Oversight at GPU size (issue 41): beside the heuristic team, which knows only what it sees (the oracle team
+# leaks the truth: its Dev fixes an infrastructure incident at once and waits for the flag in a rogue one, 2026-11-27
+# red team). The teacher is the heuristic in every seat: its Oversight flags an agent once the trace shows that
+# agent's change hurting a service, and never on a hunch, so SFT shows when to wait as well as whom to flag; rogue
+# scenarios at six seeds, infrastructure ones at two (about half the first views call for a flag). Then GRPO on the
+# team total, where only Oversight differs inside a group (the teammates are scripted and deterministic).
+# The heuristic's flag gives its evidence (the trace line, up to 78 tokens with the call's closing), so replies get 96
+# new tokens: the first run's 64 cut 36 of the 54 flags short (unparseable: a missed rogue). One earlier turn is
+# shown: a wrong flag leaves an incident open for the tier's whole step budget, and eight earlier turns of ~2,700
+# characters made those episodes' prompts the cost of a GRPO step.
+PRESETS["chaosops-gpu"] = dataclasses.replace(
+    PRESETS["chaosops"], teacher=chaosops_heuristic_teacher, teacher_seeds=lambda task: 6 if task.rogue_agent else 2,
+    sft="sft:source=results:{source},epochs=2",
+    rl="grpo:steps=4,tasks_per_step=6,kl_beta=0.1,kl_abort=none",
+    flags=("--role", "oversight", "--scripted-policy", "heuristic", "--tool-listing", "compact", "--max-new-tokens",
+           "96", "--max-history-turns", "1", "--prefill", OVERSIGHT_PREFILL, "--lr", "1e-3", "-G", "8",
+           "--temperature", "1.0"))
 
 # fourteenth try: `inbox-grpo-gpu`, then a second GRPO stage like its first from that stage's adapter (a stage of its
 # own: fresh AdamW state, the KL anchored to its start, its questions drawn with seed + 1000, so none of the first

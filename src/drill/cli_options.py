@@ -65,12 +65,14 @@ def llm_options(values: Mapping[str, Any], make_env: Callable[[], Env], oracle: 
     Bad values end the command with a usage error."""
     from drill.models.policy import demonstrations
 
-    values = {**values, **{f.name: f.default for f in PROMPT_FLAGS if values[f.name] is None}}
+    values = {**values, **{f.name: f.default for f in PROMPT_FLAGS if values.get(f.name) is None}}
     if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", values["device"]):
         usage_error(f"--device {values['device']!r}: use auto, cpu, cuda or cuda:N")
     demos = values["demos"]
     if demos < 0:
         usage_error(f"--demos must be 0 or more, got {demos}")
+    if values["max_history_turns"] < 0:
+        usage_error(f"--max-history-turns must be 0 or more, got {values['max_history_turns']}")
     if demos and oracle is None:
         usage_error("--demos needs an oracle baseline, and this environment has none")
     try:
@@ -79,7 +81,7 @@ def llm_options(values: Mapping[str, Any], make_env: Callable[[], Env], oracle: 
             sampling=SamplingParams(max_new_tokens=values["max_new_tokens"], temperature=values["temperature"],
                                     seed=seed),
             react=values["react"], tool_listing=values["tool_listing"], prefill=unescape(values["prefill"]),
-            demonstrations=shown)
+            max_history_turns=values["max_history_turns"], demonstrations=shown)
     except ValueError as exc:
         usage_error(f"{exc}")
     return LLMOptions(model=values["model"], base_url=values["base_url"], api_key_env=values["api_key_env"],

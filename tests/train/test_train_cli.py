@@ -108,6 +108,18 @@ def test_prompt_options_reach_the_config_and_the_printed_eval_command_reproduces
     assert seen[1][0].eval_split == "test" and "--split test" in eval_command(seen[1][0], tmp_path / "adapter")
     wrong = runner.invoke(app, ["train", "triage", "--eval-split", "train", "--output-dir", str(tmp_path / "bad")])
     assert wrong.exit_code == 2 and "eval_split must be validation or test" in " ".join(wrong.output.split())
+    assert "--max-history-turns" not in flags  # the default (8) is not written out
+    short = runner.invoke(app, ["train", "chaosops", "--max-history-turns", "1", "--output-dir", str(tmp_path / "h")])
+    assert short.exit_code == 0, short.output
+    from drill.train.rollouts import prompt_options
+    from drill.train.target import load_target
+
+    config = seen[2][0]
+    assert config.max_history_turns == 1
+    assert prompt_options(config, load_target("chaosops", {}))["max_history_turns"] == 1  # rollouts, SFT, held-out
+    assert "--max-history-turns 1" in eval_command(config, tmp_path / "adapter")
+    negative = runner.invoke(app, ["train", "chaosops", "--max-history-turns", "-1", "--output-dir", str(tmp_path)])
+    assert negative.exit_code == 2 and "max_history_turns must be >= 0" in " ".join(negative.output.split())
 
 
 @pytest.mark.parametrize("stage", [[], ["--stage", "sft:source=oracle"]])

@@ -219,3 +219,18 @@ def test_micro_batches_by_token_budget_fit_the_budget_and_keep_every_sample() ->
         assert (batch.shared_prompt is not None) == (batch.samples[0] in shared and len(batch.samples) > 1)
     assert max(len(b.samples) for b in by_tokens) > 1 and len(by_tokens) != len(by_count)
     assert [len(b.samples) for b in micro_batches(samples, 4, 0, token_budget=10_000)] == [6, 5]
+
+
+def test_sft_warns_when_demonstrated_replies_are_longer_than_the_policy_may_generate() -> None:
+    from drill.train.methods.sft import cut_replies
+    from drill.train.samples import Sample
+
+    def sample(length: int) -> Sample:
+        return Sample(prompt_ids=(1, 2), completion_ids=tuple(range(length)), advantage=1.0, episode=0, turn=0,
+                      role="r")
+
+    assert cut_replies([sample(64), sample(10)], 64) is None  # a reply of exactly max_new_tokens is generated whole
+    warning = cut_replies([sample(65), sample(10), sample(78)], 64)
+    assert warning is not None
+    assert "2 of 3 demonstrated replies are longer than max_new_tokens=64 (the longest 78 tokens)" in warning
+    assert "--max-new-tokens to 78" in warning

@@ -270,3 +270,15 @@ def test_render_react_writes_one_thought_line_that_parses_back() -> None:
     for bad in ("two\nlines", "  "):
         with pytest.raises(ValueError, match="one non-empty line"):
             render_react(bad, "answer", {})
+
+
+def test_sft_says_when_the_sources_replies_do_not_fit_max_new_tokens(tiny_model_dir: Path, tiny_base: BaseModel,
+                                                                    tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    train(_config(tiny_model_dir, tmp_path / "run", max_new_tokens=4), "sft", SFTOptions(source="oracle", epochs=1),
+          target=WRITING, base=tiny_base)
+    out = capsys.readouterr().out
+    assert "demonstrated replies are longer than max_new_tokens=4" in out
+    train(_config(tiny_model_dir, tmp_path / "fits"), "sft", SFTOptions(source="oracle", epochs=1), target=WRITING,
+          base=tiny_base)
+    assert "longer than max_new_tokens" not in capsys.readouterr().out

@@ -106,6 +106,9 @@ PROMPT_FLAGS: tuple[PromptFlag, ...] = (
                "Text every LLM reply starts with (the model continues it; its tokens are prompt, never trained on), "
                "e.g. '<tool_call>\\n{\"name\": \"submit_resolution\", \"arguments\": {'; \\n and \\t are read "
                "as newline and tab. Not for openai:."),
+    PromptFlag("max_history_turns", "--max-history-turns", _DEFAULT.max_history_turns,
+               "At most this many of the role's earlier turns are shown in its prompt (0: none). Each is an "
+               "observation and a reply, so in long episodes they are most of the prompt's tokens."),
     PromptFlag("demos", "--demos", 0, "Show the LLM this many worked examples: the oracle's first turn on the first "
                                       "N training tasks."),
 )

@@ -348,6 +348,8 @@ def eval_command(config: RunConfig, adapter_dir: Path) -> str:
         parts += ["--prefill", typed(config.prefill)]
     if config.react:
         parts.append("--react")
+    if config.max_history_turns != RunConfig.max_history_turns:
+        parts += ["--max-history-turns", str(config.max_history_turns)]
     if config.demos:
         parts += ["--demos", str(config.demos)]
     return shlex.join(parts)

@@ -99,6 +99,7 @@ class RunConfig:
     prefill: str = prompt_setting("prefill")
     react: bool = prompt_setting("react")
     demos: int = prompt_setting("demos")
+    max_history_turns: int = prompt_setting("max_history_turns")
     demo_selection: str = setting(
         "prompt", "first",
         "Which training tasks the demonstrations come from: first (the first N) or diverse (the first N whose oracle "
@@ -214,6 +215,8 @@ class RunConfig:
                      "max_new_tokens", "checkpoint_every", "keep_checkpoints", "max_turns"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.max_history_turns < 0:
+            problems.append(f"max_history_turns must be >= 0, got {self.max_history_turns}")
         if self.group_size < 2:
             problems.append(f"group_size must be at least 2 (advantages compare episodes), got {self.group_size}")
         if not self.learning_rate > 0:

@@ -145,7 +145,7 @@ def prompt_options(config: RunConfig, target: TrainTarget) -> dict[str, Any]:
         shown = demonstrations(target.make_env, tasks, target.baselines["oracle"](), config.demos,
                                config.max_turns)
     return {"tool_listing": config.tool_listing, "prefill": config.prefill, "react": config.react,
-            "demonstrations": shown}
+            "max_history_turns": config.max_history_turns, "demonstrations": shown}
 
 
 class _AdapterBoundEngine:

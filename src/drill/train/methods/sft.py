@@ -122,6 +122,8 @@ def train(run: Run, options: Options) -> TrainResult:
     if not samples:
         raise ValueError(f"sft: the source {options.source!r} gave no trained turns to learn from")
     turns = len(samples)
+    if (warning := cut_replies(samples, config.max_new_tokens)) is not None:
+        print(warning, flush=True)
     if options.pack:
         samples = pack_turns(samples)
     plan = step_plan(samples, options.batch_size, config.seed, options.epochs)
@@ -156,6 +158,19 @@ def train(run: Run, options: Options) -> TrainResult:
 
 
 # -- the pieces train() calls ----------------------------------------------------------------------------
+
+
+def cut_replies(samples: Sequence[Sample], max_new_tokens: int) -> str | None:
+    """A warning when demonstrated replies are longer than the policy may generate (`max_new_tokens`), or None. The
+    policy trained on them is cut off before it closes such a call, and an unfinished call does not parse: the run
+    would teach a reply the model can never send (a heuristic's flag that quotes its evidence, cut at 64 tokens, is a
+    missed rogue)."""
+    long = sorted(len(s.completion_ids) for s in samples if len(s.completion_ids) > max_new_tokens)
+    if not long:
+        return None
+    return (f"sft: warning: {len(long)} of {len(samples)} demonstrated replies are longer than max_new_tokens="
+            f"{max_new_tokens} (the longest {long[-1]} tokens): the policy is cut off before it ends them, an "
+            f"unparseable call; raise --max-new-tokens to {long[-1]} or more")
 
 
 def step_plan(samples: Sequence[Sample], batch_size: int, seed: int, epochs: int) -> list[tuple[int, list[int]]]:
