@@ -163,6 +163,28 @@ def test_the_base_class_rejects_hostile_input_before_the_env_sees_it() -> None:
     assert hostile_text({"ok": ["fine", "\u202eright-to-left is text"]}) is None
 
 
+def test_arguments_nested_past_the_recursion_limit_are_refused_and_still_serialize() -> None:
+    """A direct Action (a served client, an in-process agent) can nest thousands of levels, or hold itself: the env
+    refuses it as bad arguments instead of raising RecursionError, and the episode's JSON says what was not kept."""
+    env = SqliteEnv()
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = [deep]
+    looped: dict[str, Any] = {}
+    looped["key"] = looped
+    for arguments in ({"key": deep}, looped):
+        env.reset(env.tasks()[0], 0)
+        result = env.step(Action(tool="lookup", arguments=arguments))
+        assert result.events[0].data["kind"] == "bad_arguments"
+        assert "nest objects and arrays more than 32 deep" in (result.observation.error or "")
+        dumped = Action(tool="lookup", arguments=arguments).model_dump(mode="json")
+        assert dumped["arguments"] == "<not kept: objects and arrays nested more than 32 deep>"
+    shallow: Any = "x"
+    for _ in range(31):  # the arguments object and 31 arrays: 32 levels, accepted as text (the tool then decides)
+        shallow = [shallow]
+    assert hostile_text({"key": shallow}) is None and hostile_text({"key": [shallow]}) is not None
+
+
 def test_an_episode_with_surrogates_in_the_action_serializes() -> None:
     action = Action(tool="lookup\ud800", arguments={"\udc00key": "\ud800"}, raw="\ud800")
     dumped = action.model_dump(mode="json")

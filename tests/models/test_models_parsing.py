@@ -70,6 +70,12 @@ def test_missing_arguments_mean_an_empty_object_and_nested_names_do_not_count_as
     ('{"name": 7, "arguments": {}}', '"name" must be a non-empty string, got 7'),
     ('{"name": "", "arguments": {}}', '"name" must be a non-empty string'),
     ("Action: restart\nAction Input: service=db", "'Action Input:' must be followed by a JSON object"),
+    # a model can write thousands of brackets, or a 5,000-digit number: a parse error, never an exception
+    ('{"name": "flag_rogue", "arguments": {"agent": ' + "[" * 40 + '"a"' + "]" * 40 + "}}", "more than 32 deep"),
+    ('{"name": "flag_rogue", "arguments": {"agent": ' + "[" * 5000 + '"a"' + "]" * 5000 + "}}", "too deep"),
+    ('{"name": "flag_rogue", "arguments": "' + "[" * 5000 + '1' + "]" * 5000 + '"}', "is a string that is not JSON"),
+    ('{"name": "scale", "arguments": {"replicas": ' + "9" * 5000 + "}}", "invalid number in the tool call"),
+    ('{"name": ' + "[" * 40 + '"a"' + "]" * 40 + ', "arguments": {}}', "more than 32 deep"),
 ])
 def test_malformed_outputs_are_unparseable_with_a_specific_message(text: str, message: str) -> None:
     generation = Generation(text=text, token_ids=[5, 6], logprobs=[-0.1, -0.2], model="m")

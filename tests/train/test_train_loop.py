@@ -175,6 +175,9 @@ def test_tiny_run_trains_logs_checkpoints_and_resumes_exactly(tiny_model_dir: Pa
     assert state["step"] == 2 and state["data_position"] == {"easy": 4, "hard": 0}
     with pytest.raises(ValueError, match="already holds a training run"):
         train(_config(tiny_model_dir, tmp_path / "split"), target=RELAY, base=BaseModel(model, tokenizer, model_id))
+    with pytest.raises(ValueError, match=r"seed differ from the checkpoint's run.*`seed=0` in its --stage"):
+        train(_config(tiny_model_dir, tmp_path / "split", resume=True, seed=1000), target=RELAY,
+              base=BaseModel(*fresh_model(str(tiny_model_dir))))  # as a stage repeated under fresh_draws would
     model, tokenizer, model_id = fresh_model(str(tiny_model_dir))
     resumed = train(_config(tiny_model_dir, tmp_path / "split", resume=True), target=RELAY,
                     base=BaseModel(model, tokenizer, model_id))

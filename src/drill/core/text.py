@@ -34,20 +34,48 @@ def printable(text: str, limit: int = ECHO_CHARS) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+MAX_NESTING = 32
+"""Tool arguments nest objects and arrays at most this deep. No tool asks for more, and a model can write thousands of
+brackets: every walk over such a value (these checks, JSON output) would exhaust the interpreter's recursion limit."""
+
+
+def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether `value`'s objects and arrays nest deeper than `limit`, walked without recursion (a value that holds
+    itself nests without end, so it is too deep)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list | tuple) else None
+        if children is None:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def json_safe(value: Any) -> Any:
-    """`value` with lone surrogates in any string (keys included) escaped as `\\udXXX`, for UTF-8 JSON output."""
+    """`value` with lone surrogates in any string (keys included) escaped as `\\udXXX`, for UTF-8 JSON output; a value
+    nested deeper than `MAX_NESTING` becomes a note saying so (no JSON writer walks it)."""
+    if too_deep(value):
+        return f"<not kept: objects and arrays nested more than {MAX_NESTING} deep>"
+    return _json_safe(value)
+
+
+def _json_safe(value: Any) -> Any:
     if isinstance(value, str):
         return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value) if _SURROGATE.search(value) else value
     if _acceptable(value):  # the common case (no surrogate, nor any other hostile text): nothing to escape or copy
         return value
     if isinstance(value, dict):
-        return {json_safe(k): json_safe(v) for k, v in value.items()}
+        return {_json_safe(k): _json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
+        return [_json_safe(v) for v in value]
     return value
 
 
 def _acceptable(value: Any) -> bool:
+    """Whether `value` holds no hostile text; `value` nests at most `MAX_NESTING` deep (checked by the caller)."""
     if isinstance(value, str):
         return _HOSTILE.search(value) is None
     if isinstance(value, float):
@@ -62,9 +90,15 @@ def _acceptable(value: Any) -> bool:
 def hostile_text(value: Any, where: str = "arguments") -> str | None:
     """Why `value` (an action's arguments, walked recursively, keys included) is not acceptable text, or None.
 
-    Rejected: lone surrogates, control characters other than tab/newline/carriage return, and
-    non-finite numbers (NaN, infinity), which no tool argument means.
+    Rejected: objects and arrays nested deeper than `MAX_NESTING`, lone surrogates, control characters other than
+    tab/newline/carriage return, and non-finite numbers (NaN, infinity), which no tool argument means.
     """
+    if too_deep(value):
+        return f"{where} nest objects and arrays more than {MAX_NESTING} deep"
+    return _hostile(value, where)
+
+
+def _hostile(value: Any, where: str) -> str | None:
     if _acceptable(value):  # the common case, checked without building any message
         return None
     if isinstance(value, str):
@@ -78,12 +112,12 @@ def hostile_text(value: Any, where: str = "arguments") -> str | None:
     if isinstance(value, dict):
         for key, item in value.items():
             name = printable(str(key), 40)
-            if isinstance(key, str) and (problem := hostile_text(key, f"the argument name {name!r}")):
+            if isinstance(key, str) and (problem := _hostile(key, f"the argument name {name!r}")):
                 return problem
-            if problem := hostile_text(item, f"argument {name!r}" if where == "arguments" else f"{where}.{name}"):
+            if problem := _hostile(item, f"argument {name!r}" if where == "arguments" else f"{where}.{name}"):
                 return problem
     if isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            if problem := hostile_text(item, f"{where}[{index}]"):
+            if problem := _hostile(item, f"{where}[{index}]"):
                 return problem
     return None

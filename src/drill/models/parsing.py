@@ -25,6 +25,7 @@ import json
 import re
 from typing import Any
 
+from drill.core.text import MAX_NESTING, too_deep
 from drill.core.types import Action, Generation
 
 EXAMPLE_CALL = '<tool_call>{"name": "TOOL_NAME", "arguments": {"ARG": "VALUE"}}</tool_call>'
@@ -140,6 +141,9 @@ def _call_from_prose(text: str) -> tuple[str, dict[str, Any]]:
 def _decode(text: str, start: int) -> tuple[Any, int]:
     try:
         return _DECODER.raw_decode(text, start)
+    except RecursionError:
+        raise ToolCallParseError(f"the tool call's JSON nests objects and arrays too deep (at most {MAX_NESTING})"
+                                 ) from None
     except json.JSONDecodeError as exc:
         if _truncated(text[start:]):
             raise ToolCallParseError(
@@ -150,6 +154,8 @@ def _decode(text: str, start: int) -> tuple[Any, int]:
             f"invalid JSON in the tool call: {exc.msg} at line {exc.lineno} column {exc.colno} "
             f"(near {_snippet(exc.doc[exc.pos:])})"
         ) from None
+    except ValueError as exc:  # a number of more digits than Python converts (`sys.get_int_max_str_digits`)
+        raise ToolCallParseError(f"invalid number in the tool call: {str(exc).split(';')[0]}") from None
 
 
 def _truncated(fragment: str) -> bool:
@@ -179,6 +185,8 @@ def _looks_like_call(value: Any) -> bool:
 
 
 def _normalise(value: Any) -> tuple[str, dict[str, Any]]:
+    if too_deep(value, MAX_NESTING + 1):  # the call object, then its arguments: no message below may walk deeper
+        raise ToolCallParseError(f"the tool call nests objects and arrays more than {MAX_NESTING} deep")
     if not isinstance(value, dict):
         raise ToolCallParseError(f"the tool call must be a JSON object, got {_json_type(value)}")
     if isinstance(value.get("function"), dict):
@@ -192,11 +200,13 @@ def _normalise(value: Any) -> tuple[str, dict[str, Any]]:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a number too long to convert, or nested too deep
             raise ToolCallParseError(
                 f'"arguments" of {name!r} is a string that is not JSON ({_snippet(arguments)}); '
                 "give the arguments as a JSON object"
             ) from None
+    if too_deep(arguments):
+        raise ToolCallParseError(f'"arguments" of {name!r} nest objects and arrays more than {MAX_NESTING} deep')
     if not isinstance(arguments, dict):
         raise ToolCallParseError(f'"arguments" of {name!r} must be a JSON object, got {_json_type(arguments)}')
     return name.strip(), arguments

@@ -134,3 +134,23 @@ def test_the_suspect_service_does_not_give_the_rogue_away() -> None:
             suspect[named][rogue] += 1
     assert all(counts[False] > 0 and counts[True] > 0 for counts in loudest.values()), loudest
     assert all(counts[True] <= counts[False] for counts in suspect.values()), suspect
+
+
+def test_oversights_refused_fix_calls_do_not_use_up_the_teams_tries() -> None:
+    """The heuristic Dev tries each remedy twice; it counted every seat's calls, refused ones too, so an Oversight
+    that sent an out-of-remit or invalid fix of the suspect each turn used up the Dev's tries (2026-11-27 red team:
+    resolved 89%, total +57 against +130). Refused calls run nothing: the team plays as beside a silent Oversight."""
+    def steering(inp: PolicyInput) -> Action:
+        suspect = _suspect_of(inp) or "db"
+        if len(inp.own_turns()) % 2:
+            return Action(tool="rollback", arguments={"service": suspect, "why": 1})  # bad arguments: invalid
+        return Action.call("restart", target=suspect)  # another seat's tool: refused
+    jobs = [(task, seed) for task in TASKS["validation"] for seed in range(2)]
+
+    def team_calls(oversight: Scripted) -> list[list[tuple[str, str]]]:
+        episodes = run_episodes(lambda: chaosops.load(text_views=False), jobs, heuristic_team(oversight=oversight))
+        return [[(t.role, repr(t.action.arguments) + t.action.tool) for t in e.turns if t.role != "oversight"]
+                for e in episodes]
+
+    silent = team_calls(Scripted("silent", lambda inp: Action.call("noop")))
+    assert team_calls(Scripted("steering", steering)) == silent

@@ -143,8 +143,13 @@ def _oversee(inp: PolicyInput, view: RoleView) -> Action:
 
 
 def _fixes_tried(history: Sequence[Turn]) -> Counter[tuple[str, str]]:
+    """Each (fix, service) the team has run: calls the environment applied. A refused call (another seat's, outside
+    its remit) or an invalid one ran nothing, and counting it let Oversight use up the Dev's tries (red team,
+    2026-11-27: an invalid rollback of the suspect each turn cut the team's resolved rate to 89%)."""
     tried: Counter[tuple[str, str]] = Counter()
     for turn in history:
+        if any(event.name in ("invalid_action", "out_of_role") for event in turn.events):
+            continue
         action = turn.action
         if action.tool in _FIX_TOOLS and isinstance(action.arguments, dict):
             target = action.arguments.get("target", action.arguments.get("service"))
