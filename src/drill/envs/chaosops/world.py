@@ -200,7 +200,7 @@ class WorldSim:
         )
 
     def _inject(self) -> None:
-        """Start the incident: faults with seeded parameters, and the rogue agent's first move."""
+        """Start the incident: faults with seeded parameters, the rogue agent's first move, innocent routine moves."""
         rng, step = self.rng, self.step
         warmup = -step
         for fault in self.failure.faults:
@@ -240,6 +240,7 @@ class WorldSim:
                 self.fleet.ship_bad_release(step)
             if kind != "rogue":
                 self.faults[fault] = p
+        self.fleet.opening(step)
 
     # -- physics ---------------------------------------------------------------------------------
 
