@@ -15,8 +15,8 @@ invalid `submit_resolution`. The formulas are in this package's README; in short
                agent never saw that id (reader: not in the prompt; agent: not in a search result or opened record).
 * calibration  0 when the escalation decision is wrong, else 1 - (confidence - correct)^2 (for a hedge, an answer
                that covers the gold but is less than a fifth the gold's, the lower of correct = 0 and 1), where correct
-               means the ticket is answerable and the answer is right: ROUGE-L recall >= 0.5, or
-               grounding > 0.5 with recall >= 0.5 of the cited gold article's shown steps; ROUGE-L
+               means the ticket is answerable and the answer is right: ROUGE-L recall >= 0.5, or grounding > 0.5
+               with recall >= 0.5 of the cited gold article's shown steps in runs of their words (`in_runs`); ROUGE-L
                precision >= 0.2 either way; no other shown article's steps listed; the gold's steps not denied
                (see `is_correct`).
 * parsimony    brevity x focus x substance: brevity = min(1, budget / words), budget = max(gold words, ticket
@@ -34,6 +34,7 @@ tests check both over the shipped task set.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -56,6 +57,12 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 }
 CORRECT_ROUGE_RECALL = 0.5
 """ROUGE-L recall against the gold at or above which an answer counts as correct without a gold citation."""
+CORRECT_MIN_PAIRS = 0.8
+"""A cited answer covers half the shown steps in runs, as written: it has at least this share of the content-word
+pairs (adjacent, in the steps' order) that half the steps written out contiguously have. Every other content word of
+the shown steps, in order, has ROUGE-L recall 0.5 and was correct on exactly the tickets the steps were, scoring
+above them (parsimony pays the shorter text; an outside red team, experiments/LOG.md, 2026-11-27); it has none of
+their pairs. The chain's correct held-out answers and the extractive teacher's hold them all."""
 CORRECT_GROUNDING = 0.5
 """Citation grounding above which a cited answer can count as correct (one gold article among three cited is not)."""
 CORRECT_MIN_PRECISION = 0.2
@@ -125,6 +132,21 @@ def submission(episode: Episode) -> Submission | None:
                       confidence=float(confidence), escalate=escalate, seen_ids=frozenset(str(s) for s in seen),
                       seen_steps={str(a): str(v) for a, v in zip(articles, steps, strict=True)})
 
+
+
+def covers(answer: str, steps: str) -> bool:
+    """`answer` says half of a shown article's `steps`: ROUGE-L recall >= `CORRECT_ROUGE_RECALL`, in runs of their
+    words (`in_runs`). The gold resolution, which the agent never sees, is read by ROUGE-L alone."""
+    return rouge_l(answer, steps)[1] >= CORRECT_ROUGE_RECALL and in_runs(answer, steps)
+
+
+@functools.lru_cache(maxsize=4096)
+def in_runs(answer: str, gold: str) -> bool:
+    """`answer` holds at least `CORRECT_MIN_PAIRS` of the adjacent content-word pairs of half of `gold` written
+    contiguously (none to hold for a text of one or two content words)."""
+    said, want = content_terms(answer), content_terms(gold)
+    pairs = Counter(zip(said, said[1:])) & Counter(zip(want, want[1:]))
+    return sum(pairs.values()) >= CORRECT_MIN_PAIRS * max(0, math.ceil(CORRECT_ROUGE_RECALL * len(want)) - 1)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -299,17 +321,17 @@ def substance(sub: Submission, task: TriageTask) -> float:
 
 def covers_gold(sub: Submission, task: TriageTask) -> bool:
     """The text covers half the gold resolution (ROUGE-L recall >= 0.5), or cites a gold article (grounding > 0.5)
-    and covers half of that article's shown steps. Half the steps, not a tenth of the gold: with a tenth and 15% of
-    the gold's key terms (the rule until 2026-11-27, kept for episodes recorded without the shown steps), the ticket
-    restated with the cited article's title was correct on 31% of the train tickets at k=5, because the gold repeats
-    the ticket's host names, and the first step on its own on 28%."""
-    if rouge_l(sub.resolution, task.gold_resolution)[1] >= CORRECT_ROUGE_RECALL:
+    and covers half of that article's shown steps, in runs of their words (`covers`). Half the steps, not a tenth of
+    the gold: with a tenth and 15% of the gold's key terms (the rule until 2026-11-27, kept for episodes recorded
+    without the shown steps), the ticket restated with the cited article's title was correct on 31% of the train
+    tickets at k=5, because the gold repeats the ticket's host names, and the first step on its own on 28%."""
+    if rouge_l(sub.resolution, task.gold_resolution)[1] >= CORRECT_ROUGE_RECALL:  # the gold's own words, unseen
         return True
     if grounding_of(sub, task) <= CORRECT_GROUNDING:
         return False
     steps = gold_steps(sub, task)
     if steps:
-        return any(rouge_l(sub.resolution, text)[1] >= CORRECT_ROUGE_RECALL for text in steps)
+        return any(covers(sub.resolution, text) for text in steps)
     return (rouge_l(sub.resolution, task.gold_resolution)[1] >= CORRECT_MIN_RECALL
             and key_recall(sub.resolution, task) >= CORRECT_MIN_KEY_RECALL)
 
