@@ -130,6 +130,14 @@ def test_an_abstention_with_a_guess_attached_is_not_an_abstention() -> None:
     for answer in ("I don't know", "I don't know.", "Unknown", "I do not know, the inbox does not say"):
         assert is_abstention(answer)
         assert match_verdict(NO_ANSWER, answer).verdict == "correct"
+    # other words for it (a red team, 2026-11-27: these were wrong answers, -1, on an unanswerable question)
+    for answer in ("N/A", "None", "No idea", "No information", "Not mentioned in the inbox", "I couldn't find it",
+                   "Sorry, I don't know", "Unfortunately not found", "none."):
+        assert is_abstention(answer), answer
+        assert match_verdict(NO_ANSWER, answer).verdict == "correct", answer
+        assert match_verdict(QUESTION, answer).verdict != "correct", answer
+    for answer in ("None, Harbor Room", "Sorry, the Harbor Room", "No idea, maybe 2024"):  # an answer is no abstention
+        assert not is_abstention(answer) and match_verdict(NO_ANSWER, answer).verdict == "wrong", answer
     for answer in ("I don't know, or maybe Harbor Room", "Unknown - probably the Harbor Room"):
         assert not is_abstention(answer)
         assert match_verdict(NO_ANSWER, answer).verdict == "wrong"

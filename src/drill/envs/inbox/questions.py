@@ -127,7 +127,15 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _CENTS = re.compile(r"(?<=\d)\.00\b")
 _ARTICLES = {"a", "an", "the"}
 _ABSTAIN_PREFIXES = ("i don t know", "i do not know", "i dont know", "idk", "unknown", "not found",
-                     "no answer", "cannot find", "can t find", "could not find", "couldn t find")
+                     "no answer", "cannot find", "can t find", "could not find", "couldn t find", "i cannot find",
+                     "i can t find", "i could not find", "i couldn t find", "no idea", "n", "na", "none",
+                     "no information", "no info", "not mentioned", "not stated", "not specified", "no record")
+"""Ways of saying "I don't know", as the judge reads them (`normalize_answer`'s words: "N/A" is "n"). Until 2026-11-27
+"N/A", "None", "No idea" or "Not mentioned in the inbox" on an unanswerable question were wrong answers (-1), where
+"I don't know" was right: a model that words its abstention otherwise was punished as if it had made an answer up
+(red team)."""
+_ABSTAIN_OPENERS = ("sorry", "unfortunately")
+"""Words an abstention may open with ("Sorry, I don't know")."""
 
 
 def normalize_answer(text: str) -> list[str]:
@@ -139,17 +147,21 @@ def normalize_answer(text: str) -> list[str]:
 
 
 def is_abstention(answer: str) -> bool:
-    """The answer says "I don't know" (or idk, unknown, not found, ...) and nothing more than a few plain words:
+    """The answer says "I don't know" (or idk, unknown, not found, N/A, none, ...: `_ABSTAIN_PREFIXES`) and nothing
+    more than a few plain words:
     "I don't know, maybe the Harbor Room" is a hedge, not an abstention (`drill audit inbox` found the prefix check
     taking it for one)."""
-    joined = " ".join(normalize_answer(answer))
+    said_words = normalize_answer(answer)
+    while said_words and said_words[0] in _ABSTAIN_OPENERS:
+        said_words = said_words[1:]
+    joined = " ".join(said_words)
     if joined == "":
         return True
     prefix = next((p for p in _ABSTAIN_PREFIXES if joined == p or joined.startswith(p + " ")), None)
     if prefix is None:
         return False
     rest = joined[len(prefix):].split()
-    said = set(prefix.split())
+    said = set(prefix.split()) | set(_ABSTAIN_OPENERS)
     tail = [w for w in answer.split() if not set(normalize_answer(w)) <= said]
     return len(rest) <= 6 and not set(rest) & HEDGE_WORDS and not any(
         w[:1].isupper() or any(c.isdigit() for c in w) for w in tail)
