@@ -3,8 +3,8 @@
 It plays seeded fuzz episodes that mix valid random tool calls, valid calls carrying hostile text
 (SQL and FTS5 syntax, LIKE wildcards, right-to-left marks, emoji) and a gallery of malformed ones
 (lone surrogates and control characters in values and names, a megabyte tool name, names and strings
-past the caps, `True` or `"1"` for an integer, NaN), and checks the contract in `drill.core.env`:
-an error observation and one canonical `invalid_action` event for bad input, no exception from agent
+past the caps, `True` or `"1"` for an integer, NaN, arguments 5,000 lists deep), and checks the contract in
+`drill.core.env`: an error observation and one canonical `invalid_action` event for bad input, no exception from agent
 input, no observation over `MAX_OBSERVATION_CHARS`, every step and episode serializable with
 `model_dump(mode="json")`, termination, and identical trajectories (tools and instructions included)
 across runs and across processes (a fresh interpreter with another hash seed).
@@ -75,6 +75,7 @@ def _bad_actions(obs: Observation, rng: random.Random, tool: ToolSpec | None = N
         ("huge argument name", Action(tool=tool.name, arguments={"N" * (MAX_ARGUMENT_CHARS * 4): 1})),
         ("surrogate argument name", Action(tool=tool.name, arguments={"\udc00" + first: 1})),
         ("wrong type", Action(tool=tool.name, arguments={first: {"nested": [1, 2]}})),
+        ("nested past the recursion limit", Action(tool=tool.name, arguments={first: _nested(5000)})),
         ("huge string", Action(tool=tool.name, arguments={first: "A" * (MAX_ARGUMENT_CHARS + 10)})),
         ("parse error", Action.unparseable(raw="<tool_call>{oops", error="truncated JSON")),
     ]
@@ -90,6 +91,14 @@ def _bad_actions(obs: Observation, rng: random.Random, tool: ToolSpec | None = N
     for name in numbers[:1]:
         gallery += [("NaN", _with(tool, rng, name, float("nan"))), ("infinity", _with(tool, rng, name, float("inf")))]
     return gallery
+
+
+def _nested(depth: int) -> Any:
+    """A value `depth` lists deep: a model can write thousands of brackets, and a recursive walk over them raises."""
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
 
 
 def _hostile_valid(obs: Observation, rng: random.Random) -> tuple[str, Action]:
