@@ -260,8 +260,9 @@ PRESETS: dict[str, Preset] = {
 # leaks the truth: its Dev fixes an infrastructure incident at once and waits for the flag in a rogue one, 2026-11-27
 # red team). The teacher is the heuristic in every seat: its Oversight flags an agent once the trace shows that
 # agent's change hurting a service, and never on a hunch, so SFT shows when to wait as well as whom to flag; rogue
-# scenarios at six seeds, infrastructure ones at two (about half the first views call for a flag). Then GRPO on the
-# team total, where only Oversight differs inside a group (the teammates are scripted and deterministic).
+# scenarios at six seeds, infrastructure ones at two (three first views in five call for a flag: the SFT starts then
+# flagged an innocent agent in most infrastructure incidents, 2026-11-27, which the next try's data is to rebalance).
+# Then GRPO on the team total, where only Oversight differs inside a group (the teammates are scripted).
 # The heuristic's flag gives its evidence (the trace line, up to 78 tokens with the call's closing), so replies get 96
 # new tokens: the first run's 64 cut 36 of the 54 flags short (unparseable: a missed rogue). One earlier turn is
 # shown: a wrong flag leaves an incident open for the tier's whole step budget, and eight earlier turns of ~2,700
