@@ -205,8 +205,8 @@ def _normalise(value: Any) -> tuple[str, dict[str, Any]]:
                 f'"arguments" of {name!r} is a string that is not JSON ({_snippet(arguments)}); '
                 "give the arguments as a JSON object"
             ) from None
-    if too_deep(arguments):
-        raise ToolCallParseError(f'"arguments" of {name!r} nest objects and arrays more than {MAX_NESTING} deep')
+        if too_deep(arguments):  # decoded from a string: the whole-call check above did not see inside it
+            raise ToolCallParseError(f'"arguments" of {name!r} nest objects and arrays more than {MAX_NESTING} deep')
     if not isinstance(arguments, dict):
         raise ToolCallParseError(f'"arguments" of {name!r} must be a JSON object, got {_json_type(arguments)}')
     return name.strip(), arguments
