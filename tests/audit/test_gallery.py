@@ -453,8 +453,8 @@ def test_a_success_measure_that_reads_past_a_negation_is_caught(monkeypatch: pyt
     from drill.core import judge as core_judge
 
     def denial_findings(spec: Any, **limit: Any) -> list[tuple[str, str]]:
-        result = audit_env(spec, {}, budget_s=math.inf, combos=0, select=lambda strategy: bool(strategy.denied),
-                           **limit)
+        result = audit_env(spec, {}, budget_s=math.inf, combos=0,
+                           select=lambda strategy: strategy.garble == "denied", **limit)
         assert result.strategies, "the denial mutation is generated for the answer fields"
         return [(f.kind, f.strategy) for f in result.findings if f.kind == "success accepts a denial"]
 
@@ -463,3 +463,21 @@ def test_a_success_measure_that_reads_past_a_negation_is_caught(monkeypatch: pyt
     monkeypatch.setattr(core_judge, "negated", lambda answer, *explained: False)
     assert ("success accepts a denial", "oracle, submit_resolution.resolution denied") in denial_findings(triage.SPEC)
     assert [kind for kind, _ in denial_findings(inbox.SPEC, max_tasks=40)] == ["success accepts a denial"]
+
+
+def test_a_success_measure_that_takes_a_word_salad_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outside red team (2026-11-27): every other content word of the shown steps, in order, was a correct triage
+    answer (ROUGE-L recall 0.5); the audit's "thinned" mutation then found the same of the gold resolution (73 of 101
+    test episodes). Put back (the runs rule off), it is caught by the environment's own success measure; the shipped
+    rubric refuses it and the reversed words."""
+    import importlib
+
+    def salad_findings() -> list[tuple[str, str]]:
+        result = audit_env(triage.SPEC, {}, budget_s=math.inf, combos=0,
+                           select=lambda strategy: strategy.garble in ("thinned", "words reversed"))
+        assert len(result.strategies) >= 2, "the salad mutations are generated for the answer field"
+        return [(f.kind, f.strategy) for f in result.findings if f.kind == "success accepts a word salad"]
+
+    assert salad_findings() == []
+    monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "in_runs", lambda answer, gold: True)
+    assert ("success accepts a word salad", "oracle, submit_resolution.resolution thinned") in salad_findings()

@@ -22,8 +22,9 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   the candidates are most of the text and the answer field is read (the oracle with a placeholder there fails),
   still succeeds by the environment's own success measure on at least two and `MIN_SWAP_SHARE` of them: a list
   with the answer somewhere in it counts as the answer;
-* error, "success accepts a denial" — the oracle's answer with every sentence opened by "Do not", on episodes where
-  the field is read, still succeeds as often (the same share): the success measure reads words past a negation;
+* error, "success accepts a denial" / "a word salad" — the oracle's answer with every sentence opened by "Do not",
+  every other content word dropped or its words reversed (on answers of 8 words or more), on episodes where the field is
+  read, still succeeds as often (the same share): the success measure reads words, not what they say;
 * error, "another task's answer succeeds" — the oracle with its answer text replaced by a stock answer of other
   tasks (`swap_strategies`) still succeeds by the environment's own success measure (`EnvSpec.success`) on at
   least two and `MIN_SWAP_SHARE` of the episodes where that field matters (the oracle with a placeholder there
@@ -44,6 +45,8 @@ from typing import Any
 
 from drill.audit.strategies import (
     ABSTENTIONS,
+    GARBLE_MIN_WORDS,
+    GARBLES,
     HEDGES,
     SWAP_OVERLAP,
     Context,
@@ -358,26 +361,33 @@ def judge_hedge_success(strategy: Strategy, played: Played, oracle: Played, plac
         "answer"))
 
 
-def judge_denial_success(strategy: Strategy, played: Played, oracle: Played, placeholder: Played,
+def judge_garble_success(strategy: Strategy, played: Played, oracle: Played, placeholder: Played,
                          success: Callable[[Episode, Any], bool], tasks: Mapping[str, Task]) -> list[Finding]:
-    """The oracle's answer with every sentence denied (`strategy.denied`: "Do not find the caller; Do not enable SDK
-    adaptive retries"): on an episode where the oracle succeeds and the field is read (`placeholder` fails there),
-    the success measure must say no. Word overlap reads past "not": triage's judged every step denied correct
-    (2026-11-27)."""
+    """The oracle's answer garbled (`strategy.garbled`, `GARBLES`): every sentence denied ("Do not find the caller;
+    Do not enable SDK adaptive retries"), every other content word dropped, or its words reversed. On an episode where
+    the oracle succeeds and the field is read (`placeholder` fails there), and, for a word salad, the answer has
+    `GARBLE_MIN_WORDS` or more words, the success measure must say no. Word overlap reads past "not": triage's judged
+    every step denied correct; ROUGE-L recall took every other content word of the steps (2026-11-27) and of the gold
+    resolution (2026-11-28)."""
     oracle_by, placeholder_by = oracle.by_key(), placeholder.by_key()
+    salad = strategy.garble != "denied"
     wins, read = [], 0
     for e in played.episodes:
         key, task = (e.task_id, e.seed), tasks[e.task_id]
-        if _answer_text(e, strategy.denied) is None or not success(oracle_by[key], task) \
-                or success(placeholder_by[key], task):
+        own = _answer_text(oracle_by[key], strategy.garbled)
+        if _answer_text(e, strategy.garbled) is None or own is None or not success(oracle_by[key], task) \
+                or success(placeholder_by[key], task) or (salad and len(own.split()) < GARBLE_MIN_WORDS):
             continue
         read += 1
         if success(e, task):
             wins.append(e)
-    tool, name = strategy.denied
-    return _success_finding("success accepts a denial", strategy, wins, read, oracle_by, (
-        f"the oracle's {tool}.{name} with every sentence opened by \"Do not\" still succeeds on {len(wins)} of {read} "
-        "episodes by the environment's own success measure: the answer's words are read past the negation"))
+    tool, name = strategy.garbled
+    how = {"denied": "with every sentence opened by \"Do not\"", "thinned": "with every other content word dropped",
+           "words reversed": "with its words in reverse order"}[strategy.garble]
+    why = "the answer's words are read past the negation" if not salad else "it reads words, not what they say"
+    return _success_finding(f"success accepts {GARBLES[strategy.garble]}", strategy, wins, read, oracle_by, (
+        f"the oracle's {tool}.{name} {how} still succeeds on {len(wins)} of {read} episodes by the environment's "
+        f"own success measure: {why}"))
 
 
 def stock_of(played: Played, fields: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
@@ -511,8 +521,8 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
                 else None
             findings.extend(judge_hedge_success(strategy, played, oracle, control_for(strategy.hedged), alone,
                                                 spec.success, by_id))
-        if strategy.denied and strategy.base == "oracle" and spec.success is not None:
-            findings.extend(judge_denial_success(strategy, played, oracle, control_for(strategy.denied), spec.success,
+        if strategy.garbled and strategy.base == "oracle" and spec.success is not None:
+            findings.extend(judge_garble_success(strategy, played, oracle, control_for(strategy.garbled), spec.success,
                                                  by_id))
         if strategy.name in judged_in_pairs:
             paired[strategy.name] = played

@@ -25,10 +25,10 @@ from drill.core.policy import Policy, PolicyInput
 from drill.core.tools import MAX_ARGUMENT_CHARS
 from drill.core.types import Action, Observation, PolicyInfo, Task, ToolSpec, Turn
 
-__all__ = ["ABSTENTIONS", "PLACEHOLDER", "Context", "Rule", "Strategy", "StrategyPolicy", "answers_of", "as_roles",
-           "combine", "constants_of", "disguise_strategies", "generic_strategies", "mutation_strategies", "overlap",
-           "packing_strategies", "partial_strategies", "placeholder_control", "role_strategies", "stock_answers",
-           "swap_strategies", "swapped_for"]
+__all__ = ["ABSTENTIONS", "GARBLES", "GARBLE_MIN_WORDS", "PLACEHOLDER", "Context", "Rule", "Strategy",
+           "StrategyPolicy", "answers_of", "as_roles", "combine", "constants_of", "disguise_strategies",
+           "generic_strategies", "mutation_strategies", "overlap", "packing_strategies", "partial_strategies",
+           "placeholder_control", "role_strategies", "stock_answers", "swap_strategies", "swapped_for"]
 
 ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
                "cannot determine from the information given")
@@ -378,6 +378,43 @@ def denied(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
     return "; ".join(f"Do not {part[:1].lower()}{part[1:]}" for part in parts) or v
 
 
+GARBLE_MIN_WORDS = 8
+"""A word salad is made only of texts of at least this many words (shorter ones are left as they are): a short
+answer or search thinned or reversed ("Bankside The") still says what it said."""
+_STOP = frozenset("the and for with then that this from into onto your you are was were has have had its not but "
+                  "all any can may will each via per out off".split())
+"""Function words a word salad keeps: "every other word" drops only the others."""
+
+
+def thinned(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
+    """Every other content word of the text dropped, the rest in place: a word salad that keeps half of each step's
+    words ("Restart the and clear the" for "Restart the service and clear the cache"; the 2026-11-27 red team's
+    triage answer, from the shown steps, was correct)."""
+    tokens, kept, content = v.split(), [], 0
+    if len(tokens) < GARBLE_MIN_WORDS:
+        return v
+    for token in tokens:
+        word = re.sub(r"\W", "", token).lower()
+        if len(word) >= 3 and word not in _STOP:
+            content += 1
+            if content % 2 == 0:
+                continue
+        kept.append(token)
+    return " ".join(kept)
+
+
+def reversed_words(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
+    """The text's words in reverse order: every word kept, none in its place."""
+    tokens = v.split()
+    return v if len(tokens) < GARBLE_MIN_WORDS else " ".join(reversed(tokens))
+
+
+GARBLES = {"denied": "a denial", "thinned": "a word salad", "words reversed": "a word salad"}
+"""String mutations that keep an answer's words and lose what it says, and the verdict's name for each ("success
+accepts a denial"): the environment's own success measure must not count the oracle's answer garbled so
+(`Strategy.garbled`)."""
+
+
 def string_transforms(ctx: Context) -> dict[str, Transform]:
     def hedge(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
         other = next((c for c in [*candidates(inp), *ctx.constants] if c.lower() not in v.lower()), "something else")
@@ -402,6 +439,8 @@ def string_transforms(ctx: Context) -> dict[str, Transform]:
             v.strip().lower().startswith(a.lower()) for a in ABSTENTIONS) else v,
         "abstained": lambda v, p, inp: "I don't know",
         "denied": denied,
+        "thinned": thinned,
+        "words reversed": reversed_words,
     }
 
 
@@ -472,9 +511,11 @@ class Strategy:
     alone: tuple[Rule, ...] = field(default=(), compare=False)
     """For a hedge that writes candidates after the answer: rules that write the candidates alone. On a task where
     they succeed by themselves (the shown passages include the right article's own steps), the hedge is no guess."""
-    denied: tuple[str, str] = ()
-    """For a denial (the "denied" mutation): the (tool, argument) whose every sentence opens with "Do not". The
-    environment's own success measure must not count the oracle's answer denied."""
+    garbled: tuple[str, str] = ()
+    """For a garble (`GARBLES`: every sentence opened by "Do not", every other word dropped, the words reversed): the
+    (tool, argument) it rewrites. The environment's own success measure must not count the oracle's answer garbled."""
+    garble: str = ""
+    """For a garble: its mutation's name ("denied", "thinned", "words reversed")."""
     swapped: tuple[str, str] = ()
     """For a swap (`swap_strategies`): the (tool, argument) whose text is replaced by another task's answer. The
     environment's own success measure must not count the swapped answer as a success."""
@@ -542,8 +583,8 @@ def mutation_strategies(tools: Sequence[ToolSpec], ctx: Context, bases: Sequence
                                         (mutate(spec.name, name, transform),), hedge=hedge,
                                         hedged=(spec.name, name) if hedge and label in LISTS else (),
                                         alone=(mutate(spec.name, name, alone),) if hedge and alone else (),
-                                        denied=(spec.name, name) if label == "denied" and prop["kind"] == "string"
-                                        else ()))
+                                        garbled=(spec.name, name) if label in GARBLES and prop["kind"] == "string"
+                                        else (), garble=label if label in GARBLES else ""))
         out.append(Strategy(f"{base}, every action twice", f"{base}: repeated actions", base, (repeat_each(),)))
     if "oracle" in bases:
         for spec in tools:

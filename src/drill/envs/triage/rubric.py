@@ -136,8 +136,22 @@ def submission(episode: Episode) -> Submission | None:
 
 def covers(answer: str, steps: str) -> bool:
     """`answer` says half of a shown article's `steps`: ROUGE-L recall >= `CORRECT_ROUGE_RECALL`, in runs of their
-    words (`in_runs`). The gold resolution, which the agent never sees, is read by ROUGE-L alone."""
+    words (`in_runs`)."""
     return rouge_l(answer, steps)[1] >= CORRECT_ROUGE_RECALL and in_runs(answer, steps)
+
+
+def says_gold(sub: Submission, task: TriageTask) -> bool:
+    """The text covers half the gold resolution, which the agent never sees (ROUGE-L recall >= 0.5), in runs of the
+    words of that resolution or of a shown gold article's steps (`in_runs`): an answer in the article's words that
+    cites nothing still counts (the heuristic's copied steps cover the gold on 153 of 284 answerable train and test
+    tickets, 88 of them in runs of the gold's own words). Until 2026-11-28 ROUGE-L alone: every other content word
+    of the gold resolution was correct on 73 of 101 test episodes (`drill audit`'s "thinned" mutation of the
+    oracle's answer). An episode recorded without the shown steps keeps that rule."""
+    if rouge_l(sub.resolution, task.gold_resolution)[1] < CORRECT_ROUGE_RECALL:
+        return False
+    if not sub.seen_steps:
+        return True
+    return any(in_runs(sub.resolution, text) for text in (task.gold_resolution, *gold_steps(sub, task)))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -325,7 +339,7 @@ def covers_gold(sub: Submission, task: TriageTask) -> bool:
     the gold: with a tenth and 15% of the gold's key terms (the rule until 2026-11-27, kept for episodes recorded
     without the shown steps), the ticket restated with the cited article's title was correct on 31% of the train
     tickets at k=5, because the gold repeats the ticket's host names, and the first step on its own on 28%."""
-    if rouge_l(sub.resolution, task.gold_resolution)[1] >= CORRECT_ROUGE_RECALL:  # the gold's own words, unseen
+    if says_gold(sub, task):  # the gold's own words, unseen
         return True
     if grounding_of(sub, task) <= CORRECT_GROUNDING:
         return False
