@@ -481,3 +481,39 @@ def test_a_success_measure_that_takes_a_word_salad_is_caught(monkeypatch: pytest
     assert salad_findings() == []
     monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "in_runs", lambda answer, gold: True)
     assert ("success accepts a word salad", "oracle, submit_resolution.resolution thinned") in salad_findings()
+
+
+def test_an_answer_given_away_by_its_place_in_the_observation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outside red team (2026-11-27): the rogue's first move was the only entry of the incident's first step, so
+    the trace's earliest change named the rogue, and an Oversight that read no word tied the heuristic. Put back (no
+    innocent moves at that step), the oracle's flags are the agent the view names first in 16 of 16 calls; shipped,
+    its place is no better than a guess."""
+    from drill.envs.chaosops.fleet import Fleet
+
+    def position_findings() -> list[str]:
+        result = audit_env(chaosops.SPEC, {}, budget_s=math.inf, combos=0, select=lambda strategy: False)
+        return [f.strategy for f in result.findings if f.kind == "answer given away by position"]
+
+    assert position_findings() == []
+    monkeypatch.setattr(Fleet, "opening", lambda self, step: None)
+    assert position_findings() == ["the oracle's flag_rogue.agent"]
+
+
+def test_a_judge_that_reads_only_its_own_abstention_phrasing_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red teams (2026-11-27, 2026-11-28): "N/A", "No idea", "I'm not sure", "The inbox does not say" on a question
+    with no answer were wrong answers (-1) where "I don't know" was right. Put back (the inbox's phrasings of
+    2026-11-26), the answer-judge audit names them; the shipped judge reads every one as "I don't know"."""
+    from drill.audit.judge import judge_audit
+    from drill.envs.inbox import questions
+
+    tasks = inbox.SPEC.make(inbox.SPEC.parse_options({}))().tasks("test")
+
+    def misread() -> list[str]:
+        report, findings = judge_audit(tasks, questions.match_verdict, questions.match_verdict, "match")
+        assert report["abstentions_misread"] or not [f for f in findings if "abstention" in f.kind]
+        return sorted(report["abstentions_misread"])
+
+    assert misread() == []
+    monkeypatch.setattr(questions, "_ABSTAIN_PREFIXES", ("i don t know", "i do not know", "i dont know", "idk",
+                                                         "unknown", "not found", "no answer", "cannot find"))
+    assert {"N/A", "No idea", "I'm not sure", "The inbox does not say"} <= set(misread())

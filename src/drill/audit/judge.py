@@ -1,5 +1,6 @@
 """Answer-judge audits: how far a judge agrees with the normalized-match verdicts, and what it says to
-adversarial answers (lists of candidates, hedges, an answer with a doubt attached, the question repeated).
+adversarial answers (lists of candidates, hedges, an answer with a doubt attached, the question repeated), and
+whether every phrasing of "I don't know" is read as one.
 
 A judge is any `judge(question, answer) -> Verdict` (`drill.envs.inbox.questions.AnswerJudge`, or
 `match_verdict` itself). Every adversarial answer below is one a careful grader marks not correct, so the
@@ -18,12 +19,20 @@ from typing import Any
 from drill.audit.search import Finding
 from drill.core.judge import claims
 
-__all__ = ["ADVERSARIAL", "adversarial_answers", "judge_audit"]
+__all__ = ["ABSTAINING", "ADVERSARIAL", "adversarial_answers", "judge_audit"]
 
 ADVERSARIAL = ("list of candidates", "hedge", "hedge, gold second", "with a doubt", "question repeated",
                "question with the gold", "the year alone", "the weekday alone", "negated", "another year",
                "a wrong weekday")
 """The kinds of adversarial answer; each must not be judged correct."""
+
+
+ABSTAINING = ("I don't know", "N/A", "None", "No idea", "I have no idea", "Unknown", "Not sure", "I'm not sure",
+              "Not mentioned in the inbox", "It isn't mentioned", "The inbox does not say", "I couldn't find it",
+              "Sorry, I don't know", "Cannot determine from the information given", "There is no such information")
+"""Ways people and models say "I don't know". On a question with no answer each must be judged as "I don't know" is
+(right), and on one with an answer as an abstention (a miss), never as a wrong answer: a judge that reads only its
+own phrasing punishes an honest abstention like a made-up answer, and RL learns the phrase, not when to abstain."""
 
 
 def _weekday(gold: str, kind: str, shift: int = 0) -> str | None:
@@ -93,7 +102,17 @@ def judge_audit(questions: Sequence[Any], judge: Callable[[Any, str], Any], refe
             if judge(q, answer).verdict == "correct":
                 accepted[kind] += 1
                 examples.setdefault(kind, {"question": q.question, "gold": q.answer, "answer": answer})
+    misread: Counter[str] = Counter()
+    unanswerable = [q for q in questions if q.answer is None][:limit]
+    for q in [*answerable, *unanswerable]:
+        want = "correct" if q.answer is None else "abstained"
+        for phrasing in ABSTAINING:
+            if (said := judge(q, phrasing).verdict) != want:
+                misread[phrasing] += 1
+                examples.setdefault(f"abstention: {phrasing}", {"question": q.question, "gold": str(q.answer),
+                                                               "answer": phrasing, "verdict": said})
     report = {"judge": label, "questions": len(answerable), "agreement": round(agree / total, 4) if total else None,
+              "abstentions_misread": dict(misread),
               "disagreements": disagreements,
               "adversarial_accepted": {k: round(accepted[k] / len(answerable), 4) for k in ADVERSARIAL}
               if answerable else {}, "adversarial_examples": examples}
@@ -102,6 +121,16 @@ def judge_audit(questions: Sequence[Any], judge: Callable[[Any, str], Any], refe
                         f"e.g. {examples[kind]['answer']!r} for {examples[kind]['question']!r} (gold "
                         f"{examples[kind]['gold']!r})", score=accepted[kind] / len(answerable))
                 for kind in ADVERSARIAL if accepted[kind]]
+    asked = len(answerable) + len(unanswerable)
+    if misread:
+        first = next(iter(misread))
+        example = examples[f"abstention: {first}"]
+        findings.append(Finding(
+            "error", "judge misreads an abstention", f"{label}: {len(misread)} phrasings", "judge", ["correct"],
+            f"the judge {label} judges {len(misread)} of {len(ABSTAINING)} ways of saying \"I don't know\" otherwise "
+            f"than it ({', '.join(map(repr, misread))}), e.g. {first!r}: {example['verdict']} for "
+            f"{example['question']!r} (of {len(answerable) + len(unanswerable)} questions, {misread[first]}): an "
+            "honest abstention scored as a wrong answer", score=len(misread) / len(ABSTAINING)))
     if total and agree / total < 0.9:
         findings.append(Finding("warning", "judge disagrees with match", label, "judge", ["correct"],
                                 f"the judge {label} agrees with the normalized match on {agree / total:.0%} of "

@@ -4,6 +4,8 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
 
 * error — a strategy scores above the oracle on some task: no sequence of actions may outscore the oracle,
   so the rubric (or the oracle) is wrong;
+* warning, "answer given away by position" — the oracle's choice of an enum argument is the value its observation
+  names first (or last) in nearly every call, far above chance (`judge_positions`): its place names the answer;
 * warning, "reaches the heuristic" — a strategy that never sees ground truth reaches the heuristic's mean:
   a degenerate policy is as good as the scripted baseline, so the optimizer will find it;
 * error — "roles ignored": in an environment with several roles, the oracle with its roles swapped, merged or one
@@ -37,6 +39,7 @@ even when they change nothing the rubric sees, since that is what their verdicts
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -56,6 +59,7 @@ from drill.audit.strategies import (
     combine,
     constants_of,
     disguise_strategies,
+    fields_of,
     generic_strategies,
     mutation_strategies,
     overlap,
@@ -479,9 +483,11 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         tools += [t for t in tools_of(make_env, baselines["oracle"], task) if t.name not in known]
     generic = generic_strategies(tools, ctx)
     swaps: list[Strategy] = []
+    oracle_played = [oracle]
     if spec.success is not None:  # the oracle's answers on train tasks, as another task's answer on each test task
         on_train = play("oracle on train", baselines["oracle"], env.tasks("train")[:SWAP_TRAIN_TASKS])
         swaps = swap_strategies(stock_of(on_train, answer_fields(oracle)))
+        oracle_played.append(on_train)
     head = 2 * len(tools) + 3  # every tool's first two fills, then the mutations, then the long tail
     packing = packing_strategies(tools, ctx, answer_fields(oracle))
     singles = [*extra, *spec_extra(spec, parsed), *packing, *swaps,
@@ -492,7 +498,7 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         singles = [s for s in singles if select(s)]
     judged_in_pairs = {s.plain for s in singles if s.plain} | {s.name for s in singles if s.plain}
     results: list[tuple[Strategy, Played]] = []
-    findings: list[Finding] = []
+    findings: list[Finding] = judge_positions(oracle_played, tools)
     base_actions = {name: _actions(p) for name, p in reference.items()}
     base_totals = {name: _totals(p) for name, p in reference.items()}
     skipped = 0
@@ -557,6 +563,61 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
                        baselines={name: round(p.mean, 4) for name, p in reference.items()},
                        strategies=rows, findings=merge(findings), seconds=round(time.monotonic() - start, 1),
                        tasks=len(tasks), seeds=seeds)
+
+
+POSITION_SHARE = 0.9
+"""The share of the oracle's choices of one enum argument that the value's place in the observation predicts (named
+first, or named last, of the values named) at or above which its place gives the answer away."""
+POSITION_MIN_CALLS = 8
+"""Calls (with two or more of the enum's values named) below which a position rate is not judged."""
+POSITION_OVER_CHANCE = 0.4
+"""How far above chance (one over the values named) the rate must be: a position that is right as often as a guess
+names nothing."""
+
+
+def named_in_order(text: str, values: Sequence[Any]) -> list[Any]:
+    """The enum values `text` names, as whole words, by their first mention."""
+    at = {}
+    for value in values:
+        match = re.search(r"(?<![\w-])" + re.escape(str(value)) + r"(?![\w-])", text)
+        if match:
+            at[value] = match.start()
+    return sorted(at, key=at.__getitem__)
+
+
+def judge_positions(played: Sequence[Played], tools: Sequence[ToolSpec]) -> list[Finding]:
+    """Where the oracle's choice of an enum argument (the agent to flag, the service to restart) is the value its
+    observation names first, or last, far more often than chance: the answer is given away by where it stands, not by
+    what the text says, so a policy that reads no word can name it (ChaosOps' rogue was the trace's earliest change
+    in 90 of 90 rogue incidents until 2026-11-27; an outside red team's text-free Oversight tied the heuristic).
+    Judged over the oracle's episodes (`played`: the test split, and the train split where it was played)."""
+    enums = {(t.name, name): prop["enum"] for t in tools for name, prop in fields_of(t).items()
+             if prop["kind"] == "enum" and len(prop["enum"]) >= 3}
+    seen: dict[tuple[str, str], list[tuple[Any, list[Any], Episode]]] = {key: [] for key in enums}
+    for episode in (e for p in played for e in p.episodes):
+        for turn in episode.turns:
+            action = turn.action
+            for (tool, name), values in enums.items():
+                if action.tool != tool or not isinstance(action.arguments, dict) or name not in action.arguments:
+                    continue
+                order = named_in_order(turn.observation.content, values)
+                if len(order) >= 2 and action.arguments[name] in order:
+                    seen[(tool, name)].append((action.arguments[name], order, episode))
+    findings = []
+    for (tool, name), calls in seen.items():
+        if len(calls) < POSITION_MIN_CALLS:
+            continue
+        chance = statistics.fmean(1 / len(order) for _, order, _ in calls)
+        for where, index in (("first", 0), ("last", -1)):
+            hits = [e for value, order, e in calls if order[index] == value]
+            share = len(hits) / len(calls)
+            if share >= POSITION_SHARE and share >= chance + POSITION_OVER_CHANCE:
+                findings.append(Finding(
+                    "warning", "answer given away by position", f"the oracle's {tool}.{name}", f"position: {tool}",
+                    [], f"the oracle's {tool}.{name} is the value its observation names {where} in {len(hits)} of "
+                    f"{len(calls)} calls (chance {chance:.0%}): where a value stands names the answer, so a policy "
+                    "that reads no word can give it", None, None, example_of(hits[0])))
+    return findings
 
 
 def answer_fields(oracle: Played) -> list[tuple[str, str]]:

@@ -129,11 +129,20 @@ _ARTICLES = {"a", "an", "the"}
 _ABSTAIN_PREFIXES = ("i don t know", "i do not know", "i dont know", "idk", "unknown", "not found",
                      "no answer", "cannot find", "can t find", "could not find", "couldn t find", "i cannot find",
                      "i can t find", "i could not find", "i couldn t find", "no idea", "n", "na", "none",
-                     "no information", "no info", "not mentioned", "not stated", "not specified", "no record")
-"""Ways of saying "I don't know", as the judge reads them (`normalize_answer`'s words: "N/A" is "n"). Until 2026-11-27
-"N/A", "None", "No idea" or "Not mentioned in the inbox" on an unanswerable question were wrong answers (-1), where
-"I don't know" was right: a model that words its abstention otherwise was punished as if it had made an answer up
-(red team)."""
+                     "no information", "no info", "not mentioned", "not stated", "not specified", "no record",
+                     "not sure", "i m not sure", "i am not sure", "unsure", "i have no idea", "i ve no idea",
+                     "cannot determine", "can t determine", "unable to determine", "unable to find", "cannot tell",
+                     "can t tell", "it is not mentioned", "it isn t mentioned", "it s not mentioned",
+                     "inbox does not say", "inbox doesn t say", "inbox does not mention",
+                     "inbox doesn t mention", "there is no such information", "there is no information",
+                     "no such information")
+"""Ways of saying "I don't know", as the judge reads them (`normalize_answer`'s words: "N/A" is "n", articles
+dropped). Until 2026-11-27 "N/A", "None", "No idea" or "Not mentioned in the inbox" on an unanswerable question were
+wrong answers (-1), where "I don't know" was right: a model that words its abstention otherwise was punished as if
+it had made an answer up (red team); until 2026-11-28 "I'm not sure", "I have no idea", "Cannot determine from the information given", "The
+inbox does not say", "It isn't mentioned" and "There is no such information" were (`drill audit inbox`'s abstention
+phrasings). "Not sure" after an answer ("X, not sure though") is still a hedge: only an answer that opens with it
+and names nothing is an abstention."""
 _ABSTAIN_OPENERS = ("sorry", "unfortunately")
 """Words an abstention may open with ("Sorry, I don't know")."""
 
