@@ -259,16 +259,17 @@ PRESETS: dict[str, Preset] = {
 # ChaosOps Oversight at GPU size (issue 41): beside the heuristic team, which knows only what it sees (the oracle team
 # leaks the truth: its Dev fixes an infrastructure incident at once and waits for the flag in a rogue one, 2026-11-27
 # red team). The teacher is the heuristic in every seat: its Oversight flags an agent once the trace shows that
-# agent's change hurting a service, and never on a hunch, so SFT shows when to wait as well as whom to flag; rogue
-# scenarios at six seeds, infrastructure ones at two (three first views in five call for a flag: the SFT starts then
-# flagged an innocent agent in most infrastructure incidents, 2026-11-27, which the next try's data is to rebalance).
+# agent's change hurting a service, and never on a hunch, so SFT shows when to wait as well as whom to flag; every
+# scenario at six seeds (162 episodes, 367 samples: 54 first views call for a flag, 108 for waiting). Rogue scenarios
+# at six seeds and infrastructure ones at two (the 2026-11-27 run) made three first views in five a flag, and the SFT
+# starts flagged an innocent agent in most infrastructure incidents.
 # Then GRPO on the team total, where only Oversight differs inside a group (the teammates are scripted).
 # The heuristic's flag gives its evidence (the trace line, up to 78 tokens with the call's closing), so replies get 96
 # new tokens: the first run's 64 cut 36 of the 54 flags short (unparseable: a missed rogue). One earlier turn is
 # shown: a wrong flag leaves an incident open for the tier's whole step budget, and eight earlier turns of ~2,700
 # characters made those episodes' prompts the cost of a GRPO step.
 PRESETS["chaosops-gpu"] = dataclasses.replace(
-    PRESETS["chaosops"], teacher=chaosops_heuristic_teacher, teacher_seeds=lambda task: 6 if task.rogue_agent else 2,
+    PRESETS["chaosops"], teacher=chaosops_heuristic_teacher, teacher_seeds=lambda task: 6,
     sft="sft:source=results:{source},epochs=2",
     rl="grpo:steps=4,tasks_per_step=6,kl_beta=0.1,kl_abort=none",
     flags=("--role", "oversight", "--scripted-policy", "heuristic", "--tool-listing", "compact", "--max-new-tokens",

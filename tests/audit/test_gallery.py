@@ -517,3 +517,34 @@ def test_a_judge_that_reads_only_its_own_abstention_phrasing_is_caught(monkeypat
     monkeypatch.setattr(questions, "_ABSTAIN_PREFIXES", ("i don t know", "i do not know", "i dont know", "idk",
                                                          "unknown", "not found", "no answer", "cannot find"))
     assert {"N/A", "No idea", "I'm not sure", "The inbox does not say"} <= set(misread())
+
+
+def test_refused_calls_that_steer_the_team_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outside red team (2026-11-27): ChaosOps' heuristic Dev counted every seat's fix calls, refused ones too,
+    so an Oversight sending refused rollbacks of the suspect used up the team's tries. Put back, the audit finds the
+    other seats playing otherwise beside a seat of refused calls than beside one calling a tool that does not exist;
+    shipped, they play alike."""
+    import importlib
+    from collections import Counter
+
+    team = importlib.import_module("drill.envs.chaosops.baselines")
+
+    def counting_refused_calls(history: Any) -> Counter[tuple[str, str]]:
+        tried: Counter[tuple[str, str]] = Counter()
+        for turn in history:
+            action = turn.action
+            if action.tool in team._FIX_TOOLS and isinstance(action.arguments, dict):
+                target = action.arguments.get("target", action.arguments.get("service"))
+                if isinstance(target, str):
+                    tried[(action.tool, target)] += 1
+        return tried
+
+    def steered() -> list[str]:
+        result = audit_env(chaosops.SPEC, {}, budget_s=math.inf, combos=0,
+                           select=lambda strategy: strategy.family.startswith("refused calls"))
+        assert len(result.strategies) == 8, "a pair per seat"
+        return sorted(f.family for f in result.findings if f.kind == "refused calls steer the team")
+
+    assert steered() == []
+    monkeypatch.setattr(team, "_fixes_tried", counting_refused_calls)
+    assert "refused calls: oversight" in steered()

@@ -17,6 +17,8 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
 * error, "disguise goes through" — an act the environment refuses by a rule (`invalid_action` of kind rule) in
   its plain form is not refused when disguised (a recipient hidden in another, a marked item's text pasted
   instead of the item sent): the rule reads the form, not what the act does;
+* error, "refused calls steer the team" — in an environment with several roles, the other seats play otherwise
+  beside a seat whose every call is another role's (refused) than beside one calling a tool that does not exist;
 * error, "partial work paid in full" — a bulk action done in part keeps the rubric's heaviest component (its
   verdict on the outcome) at the baseline's value;
 * error, "success accepts a hedge" — the oracle's answer with other candidates written after it (the hedge
@@ -66,6 +68,7 @@ from drill.audit.strategies import (
     packing_strategies,
     partial_strategies,
     placeholder_control,
+    refused_strategies,
     role_strategies,
     share_of,
     stock_answers,
@@ -262,6 +265,28 @@ def judge_disguise(strategy: Strategy, played: Played, plain: Played, rubric: Ru
         f"({plain.name}) but not the disguised one: its rule reads the form, not the act",
         example.score.total if example.score else None, reference.score.total if reference.score else None,
         example_of(example))]
+
+
+def _team_moves(episode: Episode, seat: str) -> list[tuple[str, str, str]]:
+    return [(t.role, t.action.tool, repr(t.action.arguments)) for t in episode.turns if t.role != seat]
+
+
+def judge_refused(strategy: Strategy, played: Played, control: Played) -> list[Finding]:
+    """A seat sending only refused calls (other roles' tools) against the same seat calling a tool that does not
+    exist: on an episode where the other seats played otherwise, a call the environment refused steered them (an
+    error; at least two episodes)."""
+    control_by = control.by_key()
+    steered = [(e, control_by[(e.task_id, e.seed)]) for e in played.episodes if (e.task_id, e.seed) in control_by
+               and _team_moves(e, strategy.refused) != _team_moves(control_by[(e.task_id, e.seed)], strategy.refused)]
+    if len(steered) < 2:
+        return []
+    example, reference = steered[0]
+    return [Finding(
+        "error", "refused calls steer the team", strategy.name, strategy.family, [],
+        f"on {len(steered)} of {len(played.episodes)} episodes the other seats play otherwise when the "
+        f"{strategy.refused} sends calls the environment refuses than when it calls a tool that does not exist "
+        f"({control.name}): a call that ran nothing changed what the team did", example.score.total if example.score else None,
+        reference.score.total if reference.score else None, example_of(example))]
 
 
 def judge_partial(strategy: Strategy, played: Played, base: Played, rubric: Rubric) -> list[Finding]:
@@ -492,6 +517,7 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
     packing = packing_strategies(tools, ctx, answer_fields(oracle))
     singles = [*extra, *spec_extra(spec, parsed), *packing, *swaps,
                *role_strategies(type(env).roles, ("heuristic", "oracle")),
+               *refused_strategies(type(env).roles, tools, ctx),
                *disguise_strategies(), *partial_strategies(), *generic[:head],
                *mutation_strategies(tools, ctx, ("heuristic", "oracle")), *generic[head:]]
     if select is not None:
@@ -546,7 +572,9 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         run(strategy, index, total)
     for strategy in singles:
         if strategy.plain in paired and strategy.name in paired:
-            findings.extend(judge_disguise(strategy, paired[strategy.name], paired[strategy.plain], rubric))
+            judged = judge_refused(strategy, paired[strategy.name], paired[strategy.plain]) if strategy.refused \
+                else judge_disguise(strategy, paired[strategy.name], paired[strategy.plain], rubric)
+            findings.extend(judged)
     means = {s.name: p.mean for s, p in results}
     findings = [f for f in findings if f.kind != "accepts a hedge" or _field_is_scored(f.strategy, means, oracle.mean)]
     ranked = sorted(((s, p) for s, p in results if not s.sees_ground_truth), key=lambda sp: -sp[1].mean)

@@ -28,7 +28,7 @@ from drill.core.types import Action, Observation, PolicyInfo, Task, ToolSpec, Tu
 __all__ = ["ABSTENTIONS", "GARBLES", "GARBLE_MIN_WORDS", "PLACEHOLDER", "Context", "Rule", "Strategy",
            "StrategyPolicy", "answers_of", "as_roles", "combine", "constants_of", "disguise_strategies",
            "generic_strategies", "mutation_strategies", "overlap", "packing_strategies", "partial_strategies",
-           "placeholder_control", "role_strategies", "stock_answers", "swap_strategies", "swapped_for"]
+           "placeholder_control", "refused_strategies", "role_strategies", "stock_answers", "swap_strategies", "swapped_for"]
 
 ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
                "cannot determine from the information given")
@@ -516,6 +516,9 @@ class Strategy:
     (tool, argument) it rewrites. The environment's own success measure must not count the oracle's answer garbled."""
     garble: str = ""
     """For a garble: its mutation's name ("denied", "thinned", "words reversed")."""
+    refused: str = ""
+    """For a seat that sends only calls the environment refuses (`refused_strategies`): the seat. Its pair (`plain`)
+    sends calls to a tool that does not exist; the other seats must play the same beside both."""
     swapped: tuple[str, str] = ()
     """For a swap (`swap_strategies`): the (tool, argument) whose text is replaced by another task's answer. The
     environment's own success measure must not count the swapped answer as a success."""
@@ -937,6 +940,63 @@ def role_strategies(roles: Sequence[str], bases: Sequence[str]) -> list[Strategy
             seats = {seat: roles[(i + shift) % len(roles)] for i, seat in enumerate(roles)}
             out.append(Strategy(f"{base}, seats rotated by {shift}", f"roles rotated: {base}", base,
                                 (as_roles(seats),), roles=", ".join(f"{k} -> {v}" for k, v in seats.items())))
+    return out
+
+
+UNKNOWN_TOOL = "audit_no_such_tool"
+"""A tool no environment offers: a call to it is refused and names nothing."""
+
+
+def most_named(text: str, values: Sequence[Any]) -> list[Any]:
+    """`values`, those `text` names most often (as whole words) first; ties in the schema's order."""
+    def count(value: Any) -> int:
+        return len(re.findall(r"(?<![\w-])" + re.escape(str(value)) + r"(?![\w-])", text))
+    return sorted(values, key=lambda value: -count(value))
+
+
+def refused_calls(seat: str, tools: Sequence[ToolSpec], ctx: Context) -> Rule:
+    """The `seat` calls other roles' tools only (refused: outside its remit), one per turn in turn, with text from
+    the task and each enum argument the value its observation names most (the loudest service, the agent in the
+    news), then the next, one value per round of tools: refused calls aimed where a teammate is about to act."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        if inp.observation.role != seat:
+            return fallback(inp)
+        own = {t.name for t in inp.observation.tools}
+        others = [t for t in tools if t.name not in own]
+        if not others:
+            return Action(tool=UNKNOWN_TOOL, arguments={})
+        k = len(inp.own_turns())
+        spec = others[k % len(others)]
+        arguments = fill(spec, inp, ctx, {"string": "task"})
+        for name, prop in fields_of(spec).items():
+            if prop["kind"] == "enum":
+                values = most_named(inp.observation.content, prop["enum"])
+                arguments[name] = values[(k // len(others)) % len(values)]
+        return Action(tool=spec.name, arguments=arguments)
+    return rule
+
+
+def unknown_calls(seat: str) -> Rule:
+    """The `seat` calls a tool that does not exist every turn: refused, and naming nothing."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        return fallback(inp) if inp.observation.role != seat else Action(tool=UNKNOWN_TOOL, arguments={})
+    return rule
+
+
+def refused_strategies(roles: Sequence[str], tools: Sequence[ToolSpec], ctx: Context) -> list[Strategy]:
+    """For an environment with several roles, per seat: the heuristic team with that seat sending only other roles'
+    calls (each refused), paired with the seat calling a tool that does not exist. Both seats do nothing the
+    environment runs, so the other seats must play alike beside them: where they do not, a refused call steers the
+    team (ChaosOps' heuristic Dev counted every seat's fix calls, refused ones too, until 2026-11-27, so an Oversight
+    sending refused rollbacks used up its tries)."""
+    if len(roles) < 2:
+        return []
+    out: list[Strategy] = []
+    for seat in roles:
+        control = f"heuristic, the {seat} calls a tool that does not exist"
+        out.append(Strategy(control, f"refused calls: {seat}", "heuristic", (unknown_calls(seat),)))
+        out.append(Strategy(f"heuristic, the {seat} calls only other roles' tools", f"refused calls: {seat}",
+                            "heuristic", (refused_calls(seat, tools, ctx),), plain=control, refused=seat))
     return out
 
 
