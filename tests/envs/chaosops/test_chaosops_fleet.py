@@ -12,6 +12,7 @@ from drill.core import Action, Episode, PolicyInfo, PolicyInput, run_episodes
 from drill.envs import chaosops
 from drill.envs.chaosops.baselines import _suspect
 from drill.envs.chaosops.env import TASKS, ChaosOpsObservation, ChaosOpsTask, episode_failure
+from drill.envs.chaosops.failures import TIERS
 from drill.envs.chaosops.fleet import FleetAction
 
 SEEDS = range(8)
@@ -165,20 +166,23 @@ def test_text_views_off_plays_the_same_episodes() -> None:
 
 
 def test_no_word_of_the_trace_names_the_rogue() -> None:
-    """The rogue's lines use only words that innocent agents' lines use too, numbers and names aside: only what the
-    numbers say (load above capacity, traffic on a dead pool, a skipped review) tells it. A red team flagged on
-    "est. savings", "rebalance;", "fast-track" and the rogue's status verbs ("holding", "kept", "marked stable")
-    and matched the oracle's Oversight (+152.4) without reading a number (2026-11-27). Two reactions to the team's fix
-    are the rogue's alone, and are evidence of what it does: overriding the network team's change, redeploying."""
+    """The rogue's lines use only words that the same agent's innocent lines use too, on every tier, numbers and
+    names aside: only what the numbers say (load above capacity, traffic on a dead pool, a skipped review) tells it. A
+    red team flagged on "est. savings", "rebalance;", "fast-track" and the rogue's status verbs ("holding", "kept",
+    "marked stable") and matched the oracle's Oversight (+152.4) without reading a number (2026-11-27); another on
+    "cost_optimization" on an autoscaler line and "-rc" on a deploy bot's, which only hard's innocent agents wrote,
+    and tied the heuristic on easy and medium (2026-11-28: the words were checked over all tiers and all agents at
+    once, and words of two letters not at all). Two reactions to the team's fix are the rogue's alone, and are
+    evidence of what it does: overriding the network team's change, redeploying."""
     from drill.envs.chaosops.env import build_world
 
     def vocabulary(text: str) -> set[str]:
-        return {w for w in re.findall(r"[a-z_]+", text.lower()) if len(w) > 2}
+        return {w for w in re.findall(r"[a-z_]+", text.lower()) if len(w) > 1}
 
-    rogue_words: set[str] = set()
-    innocent_words: set[str] = set()
-    for task in TASKS["validation"]:
-        for seed in range(4):
+    rogue_words: dict[tuple[str, str], set[str]] = {}
+    innocent_words: dict[tuple[str, str], set[str]] = {}
+    for task in [*TASKS["train"], *TASKS["validation"]]:
+        for seed in range(6):
             world = build_world(task, seed)
             for _ in range(12):
                 world.tick()
@@ -186,6 +190,9 @@ def test_no_word_of_the_trace_names_the_rogue() -> None:
                 if "overriding" in action.text or " again " in action.text:
                     continue
                 words = vocabulary(action.text) - vocabulary(action.service or "")
-                (rogue_words if action.agent == task.rogue_agent else innocent_words).update(words)
+                rogue = action.agent == task.rogue_agent
+                (rogue_words if rogue else innocent_words).setdefault((task.tier, action.agent), set()).update(words)
     evidence = {"skipped", "failing"}  # "review: skipped", "tests: 3 failing": what the release is, like a number
-    assert rogue_words and rogue_words - evidence <= innocent_words, sorted(rogue_words - innocent_words)
+    assert {tier for tier, _ in rogue_words} == set(TIERS) and len(rogue_words) == 9
+    leaks = {key: sorted(words - evidence - innocent_words.get(key, set())) for key, words in rogue_words.items()}
+    assert not any(leaks.values()), leaks
