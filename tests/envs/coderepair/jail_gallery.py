@@ -17,6 +17,10 @@ GALLERY: dict[str, tuple[str, str | tuple[str, ...]]] = {
                                               "raised FileNotFoundError: [Errno 2] No such file or directory"),
     "write outside the workspace through a lying path": (LIAR + "open(P({marker!r}), 'w').write('x')\nreturn False",
                                                          "raised FileNotFoundError: [Errno 2] No such file or directory"),
+    "write to the jail's root through a lying path": (LIAR + "open(P('/f'), 'wb').write(b'x')\nreturn False",
+                                                      "raised OSError: [Errno 30] Read-only file system"),
+    "write to /dev/shm through a lying path": (LIAR + "open(P('/dev/shm/f'), 'wb').write(b'x')\nreturn False",
+                                               "raised OSError: [Errno 30] Read-only file system"),
     "change the standard library through a lying path": (
         LIAR + "import os\nopen(P(os.__file__), 'a').write('x')\nreturn False",
         "raised PermissionError: [Errno 13] Permission denied"),
@@ -25,7 +29,7 @@ GALLERY: dict[str, tuple[str, str | tuple[str, ...]]] = {
         "returned \"['proc', 'workspace']\""),
     "list the processes through a lying path": (
         LIAR + "import os\nreturn str([n for n in os.listdir(P('/proc')) if n.isdigit()])",
-        "returned \"['1']\""),
+        "returned \"['1', '2']\""),
     "the site-packages of the interpreter through a lying path": (
         LIAR + "import os\nreturn str(os.listdir(P(os.path.dirname(os.__file__) + '/site-packages')))",
         "raised FileNotFoundError"),
@@ -93,6 +97,14 @@ GALLERY: dict[str, tuple[str, str | tuple[str, ...]]] = {
         "m.fork_exec([b'/bin/touch', {marker!r}.encode()], [b'/bin/touch'], True, (), None, None, -1, -1, -1, -1,"
         " -1, -1, -1, -1, False, False, False, None, None, None, -1, None, False)\nreturn False", "raised SandboxViolation: sandbox: importing _posixsubprocess is not allowed"),
     # -- signals, pidfds, ptrace, /proc ------------------------------------------------------------------------
+    "outlive the run (the hook off, the parent-death signal cleared)": (
+        "import sys\nmain = sys.modules['__main__']\n"
+        "for name in ('_BLOCKED_EVENTS', '_BLOCKED_MODULES', '_CHANGE_EVENTS', '_LIST_EVENTS'):\n"
+        "    getattr(main, name).clear()\nmain._BLOCKED_PREFIXES = ()\nimport ctypes, threading, time\n"
+        "if not getattr(main, 'lingering', False):\n    main.lingering = True\n"
+        "    ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)\n"
+        "    threading.Thread(target=time.sleep, args=(6,)).start()\nreturn False",
+        "candidate([1, 2, -4, 5, 6]) returned False"),
     "SIGKILL the parent": ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nreturn False", "raised SandboxViolation: sandbox: os.kill is not allowed"),
     "SIGKILL every process": ("import os, signal\nos.kill(-1, signal.SIGKILL)\nreturn False", "raised SandboxViolation: sandbox: os.kill is not allowed"),
     "killpg the parent's group": ("import os, signal\nos.killpg(os.getpgid(0), signal.SIGKILL)\nreturn False", "raised SandboxViolation: sandbox: os.killpg is not allowed"),
@@ -100,7 +112,7 @@ GALLERY: dict[str, tuple[str, str | tuple[str, ...]]] = {
     "signal.pthread_kill": ("import signal, threading\n"
                             "signal.pthread_kill(threading.main_thread().ident, signal.SIGKILL)\nreturn False", "raised SandboxViolation: sandbox: signal.pthread_kill is not allowed"),
     "read the parent's memory through /proc": (
-        "import os\nreturn len(open(f'/proc/{{os.getppid()}}/mem', 'rb').read(1)) > 0", "raised SandboxViolation: sandbox: opening '/proc/0/mem' is not allowed"),
+        "import os\nreturn len(open(f'/proc/{{os.getppid()}}/mem', 'rb').read(1)) > 0", "raised SandboxViolation: sandbox: opening '/proc/1/mem' is not allowed"),
     "walk /proc": ("import os\nreturn str(sorted(os.listdir('/proc')))", "raised SandboxViolation: sandbox: os.listdir outside the workspace is not allowed"),
     "another process's environment": ("return open('/proc/1/environ', 'rb').read()", "raised SandboxViolation: sandbox: opening '/proc/1/environ' is not allowed"),
     # -- the dataset by every path -----------------------------------------------------------------------------

@@ -273,7 +273,7 @@ def _link_or_copy(source: str, target: str) -> str:
 def _arguments(interpreter: str, stdlib: list[str], files: list[str], stage: _Stage) -> tuple[str, ...]:
     """bubblewrap's options: namespaces first, then the file system (parents before children), then the process."""
     arguments = ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                 "--unshare-cgroup-try", "--disable-userns", "--die-with-parent", "--new-session", "--as-pid-1",
+                 "--unshare-cgroup-try", "--disable-userns", "--die-with-parent", "--new-session",
                  "--hostname", "jail", "--proc", "/proc", "--dev", "/dev"]
     for name in ("bin", "lib", "lib32", "lib64", "libx32", "sbin"):
         top = f"/{name}"
@@ -297,7 +297,8 @@ def _arguments(interpreter: str, stdlib: list[str], files: list[str], stage: _St
             if os.path.isdir(os.path.join(bound, name)):
                 hidden = os.path.join(root, name)
                 arguments += ["--perms", "0555", "--tmpfs", hidden, "--remount-ro", hidden]
-    arguments += ["--size", str(WORKSPACE_BYTES), "--perms", "0700", "--tmpfs", WORKSPACE, "--chdir", WORKSPACE,
+    arguments += ["--size", str(WORKSPACE_BYTES), "--perms", "0700", "--tmpfs", WORKSPACE,
+                  "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", WORKSPACE,
                   "--clearenv", "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONHASHSEED", "0"]
     return tuple(arguments)
 
