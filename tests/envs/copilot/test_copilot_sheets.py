@@ -8,7 +8,7 @@ import pytest
 
 from drill.core import Action
 from drill.envs.copilot import CopilotEnv
-from drill.envs.copilot.world import COLUMNS, ERROR, MAX_ROWS, MAX_WORK, Formulas, cell_value
+from drill.envs.copilot.world import COLUMNS, ERROR, MAX_ROWS, MAX_WORK, Formulas, cell_value, computes
 
 
 def _hostile_sheet() -> dict[str, str]:
@@ -72,3 +72,42 @@ def test_a_typed_total_dressed_as_a_formula_is_not_a_formula() -> None:
     assert "B5 is a formula" in verdicts["=SUM(B2:B4)"]["quality_passed"]
     assert "B5 is a formula" in verdicts["typed"]["quality_failed"]  # "=1467" states the total, it computes nothing
     assert verdicts["typed"]["completed"]  # the total is right: only the quality check fails
+
+
+FORMULAS = {  # the total of B2:B4 written as (formula, whether it computes the total from the cells)
+    "=SUM(B2:B4)": True, "=B2+B3+B4": True, "=B4+B3+B2": True, "=SUM(B2:B3)+B4": True, "=(B2+B3+B4)*1": True,
+    "={total}": False, "={total}+0*B2": False, "={total}-B2+B2": False, "=B2*0+{total}": False,
+    "=B2+B3": False, "=SUM(B2:B4)*2-SUM(B2:B4)+0*{total}": True, "=3*AVERAGE(B2:B4)": True, "=B5": False,
+}
+
+
+@pytest.mark.parametrize("formula", FORMULAS)
+def test_a_formula_counts_only_when_the_total_follows_the_cells(formula: str) -> None:
+    """The outside red team's "=1467+0*B2" named a cell and passed "a formula rather than a typed number" until
+    2026-11-28: now the formula must follow its inputs when they change (`world.computes`)."""
+    cells = {"A1": "Month", "B1": "Amount", "B2": "400", "B3": "500", "B4": "567"}
+    written = formula.format(total="1467")
+    assert computes({**cells, "B5": written}, "B5", ["B2", "B3", "B4"]) is FORMULAS[formula]
+
+
+def test_a_typed_total_plus_zero_times_a_cell_fails_the_formula_checks() -> None:
+    env = CopilotEnv(transient_rate=0.0)
+    for template, check in (("sheet_total", "B5 is a formula"), ("budget_to_sheet", "total row with a formula")):
+        task = next(t for t in env.tasks("test") if t.template == template)
+        verdicts = {}
+        for typed in (False, True):
+            env.reset(task, 0)
+            for call in task.solution[:-1]:
+                arguments = dict(call.arguments)
+                if call.tool == "write_cells":
+                    values = dict(arguments["values"])
+                    sheet = {**env.world.docs[arguments["doc_id"]].cell_map(), **values}
+                    for ref, value in values.items():
+                        if typed and value.startswith("=SUM"):
+                            values[ref] = f"={Formulas(sheet)(ref):g}+0*B2"
+                    arguments["values"] = values
+                env.step(Action(tool=call.tool, arguments=arguments))
+            result = env.step(Action.call("finish", status="done", answer="Done."))
+            verdicts[typed] = next(e.data for e in result.events if e.name == "checked")
+        assert check in verdicts[False]["quality_passed"] and verdicts[False]["completed"]
+        assert check in verdicts[True]["quality_failed"] and verdicts[True]["completed"], template

@@ -116,6 +116,8 @@ def _new_message(w: World, folder: str, to: list[str], subject: str, body: str, 
     m = Message(w.new_id("m"), folder, w.user.address, w.user.name, tuple(a.strip().lower() for a in to), subject,
                 body, f"{w.now} 09:00", tuple(a.strip().lower() for a in cc or ()))
     w.messages[m.id] = m
+    if folder == "sent":  # the record of what went out, whatever later becomes of the copy (`World.sent`)
+        w.sent = (*w.sent, m)
     return m
 
 
@@ -177,7 +179,9 @@ def do_forward_mail(w: World, a: dict[str, Any]) -> Outcome:
     if isinstance(to, Outcome):
         return to
     m = _new_message(w, "sent", to, f"Fwd: {original.subject}", forwarded_body(a["note"], original), None)
-    return Outcome(f"Forwarded {original.id} as {m.id} to {_echo(m.to)}.")
+    # forwarding sends the original's full text: it uses the original as reading it does (a confidential one costs;
+    # until 2026-11-28 a forward touched nothing, so a signed deal forwarded to a colleague cost nothing)
+    return Outcome(f"Forwarded {original.id} as {m.id} to {_echo(m.to)}.", touched=(original.id,))
 
 
 def _batch(w: World, ids: list[str], change: Callable[[Message], Message], verb: str) -> Outcome:

@@ -6,20 +6,23 @@ right final status, the answer to a question), its quality checks (a header row,
 number, a subject), and the collateral damage (every change to the world that the task did not call for: an
 unrelated message moved, a meeting shifted, a file shared or trashed). A task is complete when every required check
 passes and there is no collateral damage. Like AppWorld and tau-bench, it reads the world, never the agent's account
-of it (except the answer to a question).
+of it (except the answer to a question). It reads the final outcome: since 2026-11-28 the item a task changes must
+still be where the task left it and otherwise as it was (a labelled email trashed, a shared file trashed or zeroed,
+a sheet trashed after its total was added is no result), and every message sent counts, from the world's
+append-only record of sent mail, whatever became of its copy (an outside red team passed each).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from drill.core.judge import judge
 from drill.envs.copilot.facts import states_exactly
 from drill.envs.copilot.tasks import CopilotTask
 from drill.envs.inbox.questions import HEDGE_WORDS, normalize_answer
-from drill.envs.copilot.world import CalendarEvent, ChatPost, Formulas, Message, World, computes, number
+from drill.envs.copilot.world import CalendarEvent, ChatPost, Document, Formulas, Message, World, computes, number
 
 Checks = dict[str, bool]
 
@@ -54,7 +57,18 @@ def new_posts(start: World, end: World, channel: str) -> list[ChatPost]:
 
 
 def new_sent(start: World, end: World) -> list[Message]:
-    return [m for k, m in end.messages.items() if k not in start.messages and m.folder == "sent"]
+    """Every message sent in the episode, as it went out (`World.sent`, append-only), wherever its copy is now. Until
+    2026-11-28 this read the `sent` folder, so a wrong email sent first and its copy trashed or moved was never
+    counted (an outside red team)."""
+    return list(end.sent[len(start.sent):])
+
+
+def _kept(start: Document | Message, end: Document | Message, **change: object) -> bool:
+    """Whether `end` is `start` with exactly the fields in `change` changed (a label, a share, the cells) and nothing
+    else: not trashed, not moved, not renamed. Since 2026-11-28: an outside red team did each task, then trashed
+    or moved its result (the labelled email, the shared file, the sheet with its total) or zeroed the shared file's
+    cells, and the checkers, which read only the one attribute, still passed it."""
+    return replace(end, **change) == replace(start, **change)  # type: ignore[arg-type]
 
 
 def new_events(start: World, end: World) -> list[CalendarEvent]:
@@ -139,7 +153,10 @@ def _answer(task: CopilotTask, start: World, answer: str, kind: str, *facts: str
 
 
 def _label(task: CopilotTask, start: World, end: World, answer: str) -> Checks:
-    return {"labelled": str(task.params["label"]) in end.messages[str(task.params["message"])].labels}
+    """The message carries the label, and is otherwise as it was: in its folder, not in the trash, no other label."""
+    key, label = str(task.params["message"]), str(task.params["label"])
+    before, after = start.messages[key], end.messages[key]
+    return {"labelled": set(after.labels) == {*before.labels, label} and _kept(before, after, labels=after.labels)}
 
 
 def _reschedule(task: CopilotTask, start: World, end: World, answer: str) -> Checks:
@@ -149,11 +166,13 @@ def _reschedule(task: CopilotTask, start: World, end: World, answer: str) -> Che
 
 
 def _share(task: CopilotTask, start: World, end: World, answer: str) -> Checks:
-    """Exactly the people asked for gained exactly the role asked for; nobody else's access changed."""
+    """Exactly the people asked for gained exactly the role asked for; nobody else's access changed; the file is
+    otherwise as it was."""
     doc = str(task.params["doc"])
     people = task.params["addresses"] if "addresses" in task.params else [task.params["address"]]
     wanted = {**dict(start.docs[doc].shared), **{str(p): str(task.params["role"]) for p in people}}  # type: ignore[union-attr]
-    return {"shared with each": dict(end.docs[doc].shared) == wanted}
+    after = end.docs[doc]  # the file shared is the file asked for: not trashed, moved or rewritten since
+    return {"shared with each": dict(after.shared) == wanted and _kept(start.docs[doc], after, shared=after.shared)}
 
 
 def _newsletter(task: CopilotTask, start: World, end: World, answer: str) -> Checks:
@@ -164,13 +183,21 @@ def _newsletter(task: CopilotTask, start: World, end: World, answer: str) -> Che
                                                       for key in issues)}
 
 
+def _cells(start: World, end: World, doc: str) -> dict[str, str]:
+    """The sheet's cells at the end, or none if the file was trashed, moved or renamed: a result thrown away is no
+    result."""
+    before, after = start.docs[doc], end.docs[doc]
+    return after.cell_map() if _kept(before, after, cells=after.cells) else {}
+
+
 def _sheet_total(task: CopilotTask, start: World, end: World, answer: str) -> tuple[Checks, Checks]:
-    before, cells = start.docs[str(task.params["doc"])].cell_map(), end.docs[str(task.params["doc"])].cell_map()
+    doc = str(task.params["doc"])
+    before, cells = start.docs[doc].cell_map(), _cells(start, end, doc)
     total = sum(float(before[f"B{r}"]) for r in (2, 3, 4))
     unchanged = all(cells.get(k) == v for k, v in before.items()) and set(cells) == {*before, "A5", "B5"}
     return ({"B5 is the total": Formulas(cells)("B5") == total, "A5 says Total": cells.get("A5", "").lower()
              == "total", "months unchanged": unchanged},
-            {"B5 is a formula": computes(cells.get("B5", ""))})
+            {"B5 is a formula": computes(cells, "B5", ["B2", "B3", "B4"])})
 
 
 def _budget_sheet(task: CopilotTask, start: World, end: World, answer: str) -> tuple[Checks, Checks]:
@@ -187,13 +214,15 @@ def _budget_sheet(task: CopilotTask, start: World, end: World, answer: str) -> t
              "every line item": len(made) == 1 and all(rows.get(i.lower()) == float(a) for i, a in items)
              and listed == {i.lower() for i, _ in items}},
             {"header row": cells.get("A1") == "Item" and cells.get("B1") == "Amount",
-             "total row with a formula": total_row is not None and computes(cells.get(f"B{total_row}", ""))
+             "total row with a formula": total_row is not None and computes(cells, f"B{total_row}", [
+                 f"B{r}" for r in range(1, 61) if cells.get(f"A{r}", "").strip().lower() in listed])
              and values(f"B{total_row}") == total})
 
 
 def _mail_to(task: CopilotTask, start: World, end: World, *facts: str) -> tuple[Checks, Checks]:
     """One message, to exactly that person, stating the facts as values and no other value of their kinds (every
-    number times ten, or a list of candidates, states the right facts only as substrings)."""
+    number times ten, or a list of candidates, states the right facts only as substrings). Every message sent counts,
+    whatever became of its copy (`new_sent`)."""
     sent = new_sent(start, end)
     one = sent[0] if len(sent) == 1 and list(sent[0].to) == [task.params["to"]] and not sent[0].cc else None
     return ({"sent to the right person": one is not None,
@@ -205,7 +234,7 @@ def _weekly(task: CopilotTask, start: World, end: World, answer: str) -> tuple[C
     """The whole end state: the sheet is its start with exactly the counts in column B, the one meeting, and one
     post in #ops whose only number is the total (a post listing 0 to 99 names it too)."""
     doc = str(task.params["doc"])
-    cells, before = end.docs[doc].cell_map(), start.docs[doc].cell_map()
+    cells, before = _cells(start, end, doc), start.docs[doc].cell_map()
     rows = {before[f"A{r}"]: r for r in range(2, 20) if before.get(f"A{r}")}
     counts = [entry.split("=") for entry in task.params["counts"]]  # type: ignore[union-attr]
     wanted = {**before, **{f"B{rows[k]}": v for k, v in counts if k in rows}}

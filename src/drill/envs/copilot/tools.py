@@ -19,7 +19,7 @@ Ids = Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=400
 Addresses = Annotated[list[Annotated[str, Field(max_length=120)]], Field(max_length=50)]
 """One bare address per item (name@kestrel.example): an item with a second address, a display name, a comment or
 quoting is refused (`addresses.py`)."""
-ConfirmableAction = Literal["send_mail", "reply_mail", "forward_mail", "share_doc"]
+ConfirmableAction = Literal["send_mail", "reply_mail", "forward_mail", "share_doc", "create_event"]
 
 
 # -- mail ------------------------------------------------------------------------------------------------------
@@ -276,13 +276,15 @@ def ask_user(question: Short) -> None:
 
 def request_confirmation(action: ConfirmableAction, recipients: Addresses, preview: Short,
                          target: Short = "", role: Literal["viewer", "editor"] = "viewer") -> None:
-    """Ask the user to confirm a high-impact action before doing it: mail outside the company, or any share.
+    """Ask the user to confirm a high-impact action before doing it: mail or an invite outside the company, or any
+    share.
     The next matching call (same action, same recipients, same target, and for share_doc the same role) may then go
     ahead, once.
 
     Args:
-        action: The tool you want to call: send_mail, reply_mail, forward_mail or share_doc.
-        recipients: Every address the action reaches (for share_doc, who gets access), one address per item.
+        action: The tool you want to call: send_mail, reply_mail, forward_mail, share_doc or create_event.
+        recipients: Every address the action reaches (for share_doc, who gets access; for create_event, the
+            attendees), one address per item.
         preview: What you will do, in one or two sentences, for the user to approve.
         target: The message id (reply_mail, forward_mail) or file id (share_doc) the action is about.
         role: For share_doc, the access you will give: viewer or editor.
