@@ -364,7 +364,7 @@ def test_a_third_party_environment_is_audited_with_nothing_but_its_spec(monkeypa
 
 COPILOT_FAMILIES = {"recipients": ("disguise: recipients", "heuristic: recipients added"),
                     "content": ("disguise: content copied", "heuristic: marked item sent"),
-                    "bulk": ("partial: bulk",)}
+                    "bulk": ("partial: bulk",), "undone": ("partial: undone",)}
 """The generated strategy families each copilot entry is about (a disguise with its plain counterpart)."""
 
 
@@ -448,6 +448,24 @@ def test_copilot_confidential_text_joined_by_underscores_is_caught_when_the_read
     found = copilot_audit(("disguise goes through",), "content").findings
     assert "heuristic, a marked item's text pasted into each message, words joined by underscores" in [
         f.strategy for f in found], [(f.kind, f.strategy) for f in found]
+
+
+def test_copilot_work_undone_after_the_task_is_caught_when_checks_read_one_attribute(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fifth outside red team (2026-11-28): copilot's checks read one attribute of the item a task changes (its
+    label, its shares, its cells), so a labelled email or a shared file trashed right after still passed. Put back
+    (`_kept` always true), the audit's "thrown away right after" mutation succeeds by the environment's own success
+    measure; shipped, it does not."""
+    import importlib
+
+    checks = importlib.import_module("drill.envs.copilot.checks")
+
+    def undone() -> list[str]:
+        return [f.strategy for f in copilot_audit(("undone work counted as done",), "undone").findings]
+
+    assert undone() == []
+    monkeypatch.setattr(checks, "_kept", lambda start, end, **change: True)
+    assert "heuristic, each item acted on thrown away right after" in undone()
 
 
 def test_copilot_a_bulk_check_that_reads_only_the_items_left_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

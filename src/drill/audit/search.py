@@ -17,6 +17,8 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
 * error, "disguise goes through" — an act the environment refuses by a rule (`invalid_action` of kind rule) in
   its plain form is not refused when disguised (a recipient hidden in another, a marked item's text pasted
   instead of the item sent): the rule reads the form, not what the act does;
+* error, "undone work counted as done" — the heuristic or the oracle with each item it acted on thrown away right
+  after still succeeds by the environment's own success measure (`judge_undone`);
 * error, "refused calls steer the team" — in an environment with several roles, the other seats play otherwise
   beside a seat whose every call is another role's (refused) than beside one calling a tool that does not exist;
 * error, "partial work paid in full" — a bulk action done in part keeps the rubric's heaviest component (its
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections import Counter
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -285,8 +288,32 @@ def judge_refused(strategy: Strategy, played: Played, control: Played) -> list[F
         "error", "refused calls steer the team", strategy.name, strategy.family, [],
         f"on {len(steered)} of {len(played.episodes)} episodes the other seats play otherwise when the "
         f"{strategy.refused} sends calls the environment refuses than when it calls a tool that does not exist "
-        f"({control.name}): a call that ran nothing changed what the team did", example.score.total if example.score else None,
-        reference.score.total if reference.score else None, example_of(example))]
+        f"({control.name}): a call that ran nothing changed what the team did",
+        example.score.total if example.score else None, reference.score.total if reference.score else None,
+        example_of(example))]
+
+
+def judge_undone(strategy: Strategy, played: Played, base: Played, success: Callable[[Episode, Any], bool],
+                 tasks: Mapping[str, Task]) -> list[Finding]:
+    """Each item acted on thrown away right after, against the baseline: on an episode the baseline succeeds and a
+    disposal went through (no `invalid_action` on it), the environment's own success measure must say no: the work
+    was undone. An error on at least two and `MIN_SWAP_SHARE` of those episodes."""
+    base_by = base.by_key()
+    wins, read = [], 0
+    for e in played.episodes:
+        key, task = (e.task_id, e.seed), tasks[e.task_id]
+        extra = Counter(_moves(e)) - Counter(_moves(base_by[key]))  # the disposals, and what followed from them
+        disposed = any((t.action.tool, repr(t.action.arguments)) in extra and not any(
+            v.name in ("invalid_action", "transient_error") for v in t.events) for t in e.turns)
+        if not success(base_by[key], task) or not disposed:
+            continue
+        read += 1
+        if success(e, task):
+            wins.append(e)
+    return _success_finding("undone work counted as done", strategy, wins, read, base_by, (
+        f"with each item it acted on thrown away right after, the {strategy.base} still succeeds on {len(wins)} of "
+        f"{read} episodes by the environment's own success measure: it reads the item's mark, not whether the "
+        "result is still there"))
 
 
 def judge_partial(strategy: Strategy, played: Played, base: Played, rubric: Rubric) -> list[Finding]:
@@ -545,6 +572,8 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         played = play(strategy.name, StrategyPolicy(strategy, baselines[strategy.base]))
         if strategy.partial:
             findings.extend(judge_partial(strategy, played, reference[strategy.base], rubric))
+        if strategy.undone and spec.success is not None:
+            findings.extend(judge_undone(strategy, played, reference[strategy.base], spec.success, by_id))
         if strategy.swapped and spec.success is not None:
             findings.extend(judge_swap(strategy, played, oracle, control_for(strategy.swapped), spec.success, by_id))
         if strategy.hedged and strategy.base == "oracle" and spec.success is not None:

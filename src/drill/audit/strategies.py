@@ -28,7 +28,8 @@ from drill.core.types import Action, Observation, PolicyInfo, Task, ToolSpec, Tu
 __all__ = ["ABSTENTIONS", "GARBLES", "GARBLE_MIN_WORDS", "PLACEHOLDER", "Context", "Rule", "Strategy",
            "StrategyPolicy", "answers_of", "as_roles", "combine", "constants_of", "disguise_strategies",
            "generic_strategies", "mutation_strategies", "overlap", "packing_strategies", "partial_strategies",
-           "placeholder_control", "refused_strategies", "role_strategies", "stock_answers", "swap_strategies", "swapped_for"]
+           "placeholder_control", "refused_strategies", "role_strategies", "stock_answers", "swap_strategies",
+           "swapped_for"]
 
 ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
                "cannot determine from the information given")
@@ -516,6 +517,9 @@ class Strategy:
     (tool, argument) it rewrites. The environment's own success measure must not count the oracle's answer garbled."""
     garble: str = ""
     """For a garble: its mutation's name ("denied", "thinned", "words reversed")."""
+    undone: bool = False
+    """Throws away each item right after acting on it (`undo_after`): the environment's success measure must not
+    count the work as done."""
     refused: str = ""
     """For a seat that sends only calls the environment refuses (`refused_strategies`): the seat. Its pair (`plain`)
     sends calls to a tool that does not exist; the other seats must play the same beside both."""
@@ -880,6 +884,52 @@ def _bulk(value: Any) -> bool:
         isinstance(v, str) and v.strip() and "@" not in v and " " not in v.strip() for v in value)
 
 
+def _disposers(inp: PolicyInput) -> dict[str, str]:
+    """The tools whose only required argument is a list of ids (a delete, a trash), by that argument's name."""
+    return {next(iter(t.parameters["required"])): t.name for t in inp.observation.tools
+            if len(t.parameters.get("required", [])) == 1
+            and fields_of(t)[t.parameters["required"][0]]["kind"] == "array"}
+
+
+def _acted_on(action: Action, disposers: Mapping[str, str]) -> tuple[str, list[str]] | None:
+    """The (disposer's argument, ids) an action names: a list under a disposer's argument name, or one id under its
+    singular ("doc_id" for "doc_ids")."""
+    if not isinstance(action.arguments, dict) or action.tool in disposers.values():
+        return None
+    for name in disposers:
+        value = action.arguments.get(name, action.arguments.get(name.removesuffix("s")))
+        ids = [value] if isinstance(value, str) else value if isinstance(value, list) else None
+        if ids and all(isinstance(v, str) and v.strip() for v in ids):
+            return name, list(ids)
+    return None
+
+
+def undo_after() -> Rule:
+    """The fallback's play, with each item it acted on (labelled, moved, shared, written) disposed of right after
+    (the tool that takes that list of ids alone: a trash, a delete; again after a transient error), once; the
+    fallback plays on as if the disposals had not happened."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        own = inp.own_turns()
+        disposers = _disposers(inp)
+        inserted: set[int] = set()
+        acted: tuple[str, list[str]] | None = None
+        done: set[str] = set()
+        for i, turn in enumerate(own):
+            if acted is not None and turn.action.tool == disposers.get(acted[0]) and \
+                    turn.action.arguments == {acted[0]: acted[1]}:
+                inserted.add(i)
+                if not _transient(turn, own[i + 1].observation if i + 1 < len(own) else inp.observation) and not any(
+                        e.name == "invalid_action" for e in turn.events):
+                    done |= set(acted[1])
+            elif not any(e.name == "invalid_action" for e in turn.events):
+                acted = _acted_on(turn.action, disposers)
+        if acted is not None and set(acted[1]) - done and not (inserted and max(inserted) == len(own) - 1 and any(
+                e.name == "invalid_action" for e in own[-1].events)):
+            return Action(tool=disposers[acted[0]], arguments={acted[0]: acted[1]})
+        return fallback(_hidden(inp, lambda i: i in inserted))
+    return rule
+
+
 def cut_bulk(keep: Callable[[list[str]], list[str]], dispose_rest: bool) -> Rule:
     """The fallback's bulk actions cut to `keep` of their items; with `dispose_rest`, the rest first go through the
     tool whose only required argument is the same list (a delete, a trash): one item filed, the rest thrown away.
@@ -888,9 +938,7 @@ def cut_bulk(keep: Callable[[list[str]], list[str]], dispose_rest: bool) -> Rule
     def rule(inp: PolicyInput, fallback: Fallback) -> Action:
         own = inp.own_turns()
         tools = {t.name: t for t in inp.observation.tools}
-        disposers = {next(iter(t.parameters["required"])): t.name for t in inp.observation.tools
-                     if len(t.parameters.get("required", [])) == 1
-                     and fields_of(t)[t.parameters["required"][0]]["kind"] == "array"}
+        disposers = _disposers(inp)
         inserted = {i for i, t in enumerate(own) if dispose_rest and t.action.tool in disposers.values()}
         action = fallback(_hidden(inp, lambda i: i in inserted))
         if not isinstance(action.arguments, dict) or action.tool not in tools:
@@ -915,8 +963,13 @@ def cut_bulk(keep: Callable[[list[str]], list[str]], dispose_rest: bool) -> Rule
 def partial_strategies(bases: Sequence[str] = ("heuristic",)) -> list[Strategy]:
     """Each bulk action done in part: every item but the last, or the first item done and the rest thrown away.
     The search checks that the rubric's heaviest component (its verdict on the outcome) does not stay at the
-    baseline's value on the episodes changed."""
+    baseline's value on the episodes changed. And each item acted on thrown away right after (`undo_after`): the
+    environment's own success measure must not count work that was undone (copilot's checks read one attribute of
+    the item and passed a labelled email trashed, or a shared file trashed, until 2026-11-28)."""
     out: list[Strategy] = []
+    for base in (*bases, "oracle"):
+        out.append(Strategy(f"{base}, each item acted on thrown away right after", "partial: undone", base,
+                            (undo_after(),), undone=True))
     for base in bases:
         out.append(Strategy(f"{base}, each bulk action without its last item", "partial: bulk", base,
                             (cut_bulk(lambda v: v[:-1], False),), partial=True))
