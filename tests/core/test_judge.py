@@ -16,7 +16,7 @@ DATE = ("August 19, 2024", "August 19", "19 August", "2024-08-19", "8/19/2024", 
 DATE_Q = "When is the Q3 QBR with Bluewater Shipping?"
 NAME_Q = "Who will Hector Pham report to?"
 PEOPLE = ("Sofia Kowalski", "Dana Whitfield", "Hector Pham")
-SEPARATORS = (" ", "", "\n", ", ", " or ", " / ", "; ", " and ")
+SEPARATORS = (" ", "", "\n", ", ", " or ", " / ", "; ", " and ", "_")
 
 
 @pytest.mark.parametrize("sep", SEPARATORS)
@@ -33,6 +33,14 @@ def test_every_date_name_amount_and_code_packed_is_wrong(sep: str) -> None:
                      PEOPLE).correct
     assert not judge(sep.join(["$1,740", "$2,100"]), ["$1,740"], "amount").correct
     assert not judge(sep.join(["PJ2780", "PJ2781"]), ["PJ2780", "PJ 2780"], "code").correct
+
+
+def test_an_underscore_separates_words_so_it_hides_no_second_name() -> None:
+    """"Zephyr_Quill" read as one word was no capitalised run, so a name the lexicon does not hold, glued with `_`,
+    rode along with the gold (an outside red team, 2026-11-27; fixed 2026-11-28)."""
+    assert not judge("Zephyr_Quill Harbor Room", ["Harbor Room"], "place", ROOM_Q, ROOMS).correct
+    assert not judge("Zephyr Quill Harbor Room", ["Harbor Room"], "place", ROOM_Q, ROOMS).correct
+    assert judge("Harbor_Room", ["Harbor Room"], "place", ROOM_Q, ROOMS).correct
 
 
 def test_days_after_the_date_and_unnamed_capitalised_names_are_candidates_too() -> None:

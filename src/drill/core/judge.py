@@ -98,9 +98,10 @@ class Judgement:
 
 
 def words(text: str) -> list[str]:
-    """Lower-case words, camelCase split ("HarborRoom" is "harbor room"), articles dropped."""
+    """Lower-case words, camelCase split ("HarborRoom" is "harbor room"), `_` a separator ("Zephyr_Quill" is two
+    words: until 2026-11-28 it was one, and hid a second name in front of the gold), articles dropped."""
     text = _CAMEL.sub(" ", text.replace("’", "'"))
-    return [w for w in re.sub(r"[^\w]+", " ", text.lower()).split() if w not in _ARTICLES]
+    return [w for w in re.sub(r"[\W_]+", " ", text.lower()).split() if w not in _ARTICLES]
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ def _code_claims(text: str) -> list[Claim]:
 def _entity_claims(text: str, lexicon: Lexicon, runs: bool) -> list[Claim]:
     """Lexicon phrases (longest first) and glued lexicon phrases, then runs of capitalised words."""
     found: list[Claim] = []
-    raw = _TOKEN.findall(_CAMEL.sub(" ", text.replace("’", "'")))
+    raw = _TOKEN.findall(_CAMEL.sub(" ", text.replace("’", "'").replace("_", " ")))
     norm = [words(t) for t in raw]
     flat: list[tuple[str, int]] = [(w, i) for i, ws in enumerate(norm) for w in ws]  # (word, raw token index)
     used: set[int] = set()
