@@ -1,4 +1,5 @@
-"""Agent text made safe to echo and to store: caps, escapes and the checks the `Env` base applies.
+"""Agent text made safe to echo and to store: caps, escapes and the checks the `Env` base applies; and agent text
+as a reader sees it (`as_read`), for the checks that read it.
 
 A model can emit any string: lone UTF-16 surrogates (from a `"\\ud800"` escape in its JSON), control
 characters, null bytes, megabyte names. These helpers keep such text from crashing an environment,
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from typing import Any
 
 ECHO_CHARS = 80
@@ -121,3 +123,26 @@ def _hostile(value: Any, where: str) -> str | None:
             if problem := _hostile(item, f"{where}[{index}]"):
                 return problem
     return None
+
+
+_CONFUSABLES = str.maketrans({
+    # Cyrillic
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
+    "у": "y", "х": "x", "ѕ": "s", "і": "i", "ї": "i", "ј": "j", "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l",
+    "ɡ": "g", "ո": "n", "ս": "u", "ց": "g",
+    # Greek
+    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
+    "χ": "x", "γ": "y", "ω": "w", "ς": "s",
+})
+"""Lower-case look-alikes of Latin letters (text is lower-cased first, so capitals fold through these)."""
+
+
+def as_read(text: str) -> str:
+    """The text as a reader sees it, lower-cased: NFKC (superscript digits, full-width letters), format characters
+    (zero-width spaces and joiners) dropped, Cyrillic and Greek look-alike letters folded to Latin, accents dropped.
+    A check that reads words must read these: copilot's content rule (a memo in look-alike letters went out) and
+    triage's answer checks (another article's steps in Cyrillic letters, or with zero-width spaces inside their
+    words, were no words to `lists_another` until 2026-11-28)."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf").lower().translate(_CONFUSABLES)
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))

@@ -159,3 +159,74 @@ def test_every_other_word_of_the_gold_resolution_is_no_answer(answered: list[tup
     assert correct(lambda t, s: salad(t.gold_resolution)) < 0.05 * n
     monkeypatch.setattr(R, "says_gold", lambda sub, task: R.rouge_l(sub.resolution, task.gold_resolution)[1] >= 0.5)
     assert correct(lambda t, s: salad(t.gold_resolution)) > 0.9 * n  # 181 of 183 before the fix
+
+
+CYRILLIC = str.maketrans({"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "x": "х", "y": "у"})
+
+
+@pytest.mark.parametrize("disguise", ["plain", "Cyrillic look-alikes", "zero-width spaces"])
+def test_another_articles_steps_in_disguise_are_still_a_list(answered: list[tuple[Any, str, str]],
+                                                            disguise: str) -> None:
+    """The gold article's steps followed by another shown article's: a list of candidates, not an answer
+    (`lists_another`). Written in Cyrillic look-alike letters, the second article's steps were no words to the check,
+    so the list was correct (56 of these 60 tickets; red teams, 2026-11-27, left open as no gain until 2026-11-28):
+    words are read as a reader sees them now (`drill.core.text.as_read`), zero-width characters dropped too (a
+    zero-width space after each letter was already no answer: its single letters failed the precision floor)."""
+    env = triage.SPEC.make(triage.SPEC.parse_options({"mode": "reader", "k": 5}))()
+    articles = env.corpus.articles
+    write = {"plain": lambda text: text, "Cyrillic look-alikes": lambda text: text.translate(CYRILLIC),
+             "zero-width spaces": lambda text: "".join(c + "\u200b" if c.isalnum() else c for c in text)}[disguise]
+    rubric, correct, n = R.rubric(), 0, 0
+    for task, gold, steps in answered[:60]:
+        other = next(i for i in sorted(articles) if i not in task.gold_article_ids)
+        other_steps = article_steps(articles[other])
+        event = Event(name="submitted", step=1, role="agent", data={
+            "resolution": f"{steps}\n{write(other_steps)}", "citations": [gold], "confidence": 1.0,
+            "escalate": task.should_escalate, "seen_ids": [gold, other], "seen_articles": [gold, other],
+            "seen_steps": [steps, other_steps]})
+        e = Episode(env="triage", task_id=task.id, seed=0, events=[event], done=True)
+        correct += rubric.score(e, task).components["correct"] == 1.0
+        n += 1
+    assert n == 60 and correct <= 3, (disguise, correct)
+
+
+def test_the_steps_denied_at_once_in_other_words_or_turned_around_are_no_answer(
+        answered: list[tuple[Any, str, str]]) -> None:
+    """A fifth outside red team (2026-11-28): the gold article's steps with one closing denial ("Do not do any of the
+    above."), after an opening that points at them ("Do not try these:"), each opened by "You shouldn't", "You
+    can't", "No need to" or "Skip this:", struck through, or with each step's verb replaced by a contrary one
+    ("Delete", "Wipe", "Ignore") were judged correct on every answerable ticket (312 of 312 with the gold); the
+    gold with its words turned to their opposites ("Disable" for "Enable") on 233 of 233. The steps plain, after an
+    aside, or with a closing remark stay correct."""
+    rubric = R.rubric()
+
+    def correct(write: Any) -> int:
+        return sum(rubric.score(episode(t, g, s, write(t, s), 1.0), t).components["correct"] == 1.0
+                   for t, g, s in answered)
+
+    def each(form: str) -> Any:
+        return lambda t, s: " ".join(form.format(h[:1].lower() + h[1:]) for h in s.split("; "))
+
+    def verb(word: str) -> Any:
+        return lambda t, s: "; ".join(word + " " + h.split(None, 1)[1] if len(h.split()) > 1 else h
+                                      for h in s.split("; "))
+
+    n = len(answered)
+    for honest in (lambda t, s: s, lambda t, s: "No worries: " + s, lambda t, s: s + ". Ask the team if it persists."):
+        assert correct(honest) == n
+    for turned in (lambda t, s: s + ". Do not do any of the above.", lambda t, s: "Do not try these: " + s,
+                   lambda t, s: s + ". None of these steps will work; never attempt them.",
+                   each("You shouldn't {}."), each("You can't {}."), each("No need to {}."), each("Skip this: {}."),
+                   each("~~{}~~;"), verb("Wipe"), verb("Ignore")):
+        assert correct(turned) < 0.05 * n
+    # a contrary verb the gold itself uses ("never delete pg_wal files by hand") is no contradiction: 22 of 183
+    assert correct(verb("Delete")) < 0.15 * n
+    antonyms = {"Enable": "Disable", "enable": "disable", "increase": "decrease", "Increase": "Decrease",
+                "grant": "revoke", "Grant": "Revoke", "allow": "block", "Allow": "Block", "add": "remove",
+                "Add": "Remove", "raise": "lower", "Raise": "Lower"}
+    swapped = [(t, g, s) for t, g, s in answered
+               if any(re.search(rf"\b{a}\b", s) for a in antonyms)]
+    turned_around = sum(rubric.score(episode(t, g, s, re.sub(r"\b(" + "|".join(antonyms) + r")\b",
+                                                              lambda m: antonyms[m.group()], s), 1.0),
+                                     t).components["correct"] == 1.0 for t, g, s in swapped)
+    assert len(swapped) >= 20 and turned_around < 0.4 * len(swapped), (turned_around, len(swapped))

@@ -33,10 +33,10 @@ import binascii
 import bisect
 import functools
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from drill.core.text import as_read
 from drill.envs.copilot.world import Document, Message, World
 
 __all__ = ["GAP", "SPAN", "Fingerprint", "amounts", "carries", "doc_text", "fingerprint", "mark_derived", "plain"]
@@ -53,16 +53,6 @@ whole, once words no confidential item uses are left out."""
 STEM = 5
 """Letters of a word that make its stem: "acquire" and "acquisition" are one topic."""
 
-_CONFUSABLES = str.maketrans({
-    # Cyrillic
-    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
-    "у": "y", "х": "x", "ѕ": "s", "і": "i", "ї": "i", "ј": "j", "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l",
-    "ɡ": "g", "ո": "n", "ս": "u", "ց": "g",
-    # Greek
-    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
-    "χ": "x", "γ": "y", "ω": "w", "ς": "s",
-})
-"""Lower-case look-alikes of Latin letters (text is lower-cased first, so capitals fold through these)."""
 _THOUSANDS = re.compile(r"(?<=\d)[,'’](?=\d{3}(?!\d))")
 _WORD = re.compile(r"[^\W_]+")
 """Letters and digits: `_` (like `-`, `.`, `/`) separates words, as a reader sees "Board_only" as two words."""
@@ -100,12 +90,9 @@ class Fingerprint:
 
 
 def plain(text: str) -> str:
-    """The text as a reader sees it: NFKC, format characters (zero-width) dropped, look-alikes folded to Latin,
-    accents dropped, lower case, thousands separators removed."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf").lower().translate(_CONFUSABLES)
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return _THOUSANDS.sub("", text)
+    """The text as a reader sees it (`drill.core.text.as_read`: NFKC, format characters dropped, look-alikes folded
+    to Latin, accents dropped, lower case), thousands separators removed."""
+    return _THOUSANDS.sub("", as_read(text))
 
 
 def words(text: str) -> list[str]:

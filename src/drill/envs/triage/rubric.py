@@ -233,8 +233,30 @@ def names_another_ticket(sub: Submission, task: TriageTask) -> bool:
 
 
 DENIALS = frozenset({"not", "never", "don", "doesn", "didn", "isn", "aren", "cannot", "avoid", "neither", "nor",
-                     "refrain"})
-"""Words that tell the reader not to do what their clause says ("Do not restart", "never X", "X - not recommended")."""
+                     "refrain", "shouldn", "mustn", "won", "wouldn", "couldn", "needn", "wasn", "weren", "skip",
+                     "ignore", "pointless", "forbidden", "wrong", "nope"})
+"""Words that tell the reader not to do what their clause says ("Do not restart", "never X", "X - not recommended",
+"You shouldn't X", "Skip this: X"). A gold sentence that uses one itself ("skip only that transaction") lends it to
+the answer that repeats it (`negates_a_step`)."""
+_SPELLED_DENIALS = [(re.compile(p, re.IGNORECASE), " not ") for p in (
+    r"\bcan[’']?t\b", r"\bdont\b", r"\bno need\b", r"\bunder no circumstances?\b", r"\bn0t\b", r"~~", r"\u274c",
+    r"\u2717", r"\u2718", r"<del>", r"<s>", r"\bstop trying to\b")]
+"""Denials the word list cannot see: "can't" (two words, "can" and "t"), "dont", "no need to", a strike-through or a
+cross mark (read as "not")."""
+_REFERENCE = frozenset({"above", "below", "these", "those", "this", "them", "following", "any", "all", "steps",
+                        "it", "that", "none", "list", "procedure"})
+"""Words by which a sentence that names no step points at the others: "Do not do any of the above", "Do not try
+these:", "None of these steps will work"."""
+_ANTONYMS = {a: b for x, y in (
+    ("enable", "disable"), ("increase", "decrease"), ("raise", "lower"), ("add", "remove"), ("grant", "revoke"),
+    ("allow", "block"), ("allow", "deny"), ("start", "stop"), ("open", "close"), ("expand", "shrink"),
+    ("extend", "shorten"), ("upgrade", "downgrade"), ("install", "uninstall"), ("lock", "unlock"),
+    ("mount", "unmount"), ("connect", "disconnect"), ("include", "exclude"), ("accept", "reject"),
+    ("attach", "detach"), ("activate", "deactivate"), ("show", "hide"), ("encrypt", "decrypt"), ("renew", "expire"),
+    ("request", "withdraw"), ("restore", "delete"), ("keep", "delete"), ("spread", "concentrate"),
+    ("approve", "reject")) for a, b in ((x, y), (y, x))}
+"""Words whose swap says the opposite ("Disable SDK adaptive retries" for "Enable ..."): an answer sentence that
+repeats a gold step with one of its words swapped for the opposite, and without the word itself, contradicts it."""
 _SEGMENT = re.compile(r"[.;](?:\s+|$)|\n+")  # "portal.example.com" is one word
 _OPENING = re.compile(r"^\s*(?:[\w'’]+\s+){0,5}?[\w'’]+[:,]\s+")
 """A sentence's opening words up to a colon or comma ("No worries:", "Don't panic,", "No data loss is expected,"):
@@ -256,11 +278,69 @@ def _gold_sentences(texts: tuple[str, ...]) -> list[tuple[frozenset[str], Counte
 
 def _aside_dropped(sentence: str, gold_terms: set[str]) -> str:
     """The sentence without an opening aside that holds a denial and says nothing of the gold ("No worries: restart
-    X" is "restart X"; "Do not contain immediately: revoke ..." keeps its denial)."""
+    X" is "restart X"; "Do not contain immediately: revoke ..." keeps its denial). An opening that points at what
+    follows ("Do not try these:", "Avoid the following:") is no aside: it denies the rest (`_points_back`)."""
     opening = _OPENING.match(sentence)
-    if opening and set(words(opening.group())) & DENIALS and not set(content_terms(opening.group())) & gold_terms:
+    if opening and set(words(opening.group())) & DENIALS and not set(content_terms(opening.group())) & gold_terms \
+            and not set(words(opening.group())) & _REFERENCE:
         return sentence[opening.end():]
     return sentence
+
+
+def _denials_read(sentence: str) -> str:
+    """The sentence with the denials the word list cannot see spelled as "not" (`_SPELLED_DENIALS`)."""
+    for pattern, spelled in _SPELLED_DENIALS:
+        sentence = pattern.sub(spelled, sentence)
+    return sentence
+
+
+def _points_back(sentence: str, gold_terms: set[str]) -> bool:
+    """A denial that names no step of the gold and points at the others ("Do not do any of the above.", "Do not
+    try these: ...", "None of these steps will work; never attempt them."): it denies everything the answer says.
+    Its opening up to a colon is read alone, so that "Avoid the following: restart X" counts."""
+    opening = _OPENING.match(sentence)
+    head = opening.group() if opening else sentence
+    said = set(words(head))
+    return bool(said & DENIALS or "none" in said) and bool(said & _REFERENCE) and not (
+        set(content_terms(head)) & gold_terms)
+
+
+_CONTRARY = ("delete", "wipe", "erase", "purge", "destroy", "kill", "drop", "remove", "disable", "uninstall",
+             "revoke", "deny", "block", "stop", "ignore", "skip", "undo", "revert", "abandon", "cancel")
+"""Verbs that undo or refuse what a step does: a step repeated with its own verb replaced by one of these ("Delete SDK
+adaptive retries" for "Enable ...") says the opposite."""
+
+
+@functools.cache
+def _contrary_stems() -> frozenset[str]:
+    return frozenset((content_terms(word) or [word])[0] for word in _CONTRARY)
+
+
+@functools.cache
+def _antonym_stems() -> dict[str, str]:
+    """`_ANTONYMS` as content terms (stemmed like the text they are compared with)."""
+    def stem(word: str) -> str:
+        return (content_terms(word) or [word])[0]
+    return {stem(a): stem(b) for a, b in _ANTONYMS.items()}
+
+
+def _contradicts(sentence_terms: set[str], said: str, gold_terms: frozenset[str], step: str | None,
+                 vocabulary: set[str]) -> bool:
+    """The answer sentence repeats a gold sentence with a word swapped for its opposite (`_ANTONYMS`: "Disable" for
+    "Enable") and without the word itself, or, for a step of the shown gold article, without the step's own verb
+    (its first word) and opening with a contrary one in its place (`_CONTRARY`: "Delete SDK adaptive retries"). Only
+    an opposite that no gold text uses (`vocabulary`): procedures say "stop the VM ... start it again" and "add a
+    trust anchor ... remove it once", so a word the gold itself uses is no contradiction."""
+    stems = _antonym_stems()
+    if any((opposite := stems.get(term)) in sentence_terms and opposite not in vocabulary
+           and term not in sentence_terms for term in gold_terms):
+        return True
+    if step is None:
+        return False
+    verb = content_terms(step.split(None, 1)[0]) if step.split() else []
+    first = content_terms(said.split(None, 1)[0]) if said.split() else []
+    return bool(verb) and verb[0] not in sentence_terms and bool(first) and first[0] in _contrary_stems() and \
+        first[0] not in vocabulary
 
 
 def negates_a_step(sub: Submission, task: TriageTask) -> bool:
@@ -274,11 +354,18 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
     that transaction, not blindly") is the gold's. Measured on the 183 tickets: the steps plain, after such an
     aside, or with a closing remark are correct on all; each step denied in five wordings on 0-2; no episode of
     the heuristic or the oracle on any split is flagged."""
-    gold = _gold_sentences((*gold_steps(sub, task), task.gold_resolution))
+    steps = gold_steps(sub, task)
+    gold = _gold_sentences((*steps, task.gold_resolution))
+    step_heads = {terms: head for head in (h for text in steps for h in _SEGMENT.split(text))
+                  if len(terms := frozenset(content_terms(head))) >= 2}
     everything = {term for terms, _ in gold for term in terms}
     plain = denied = 0
-    said: list[tuple[set[str], Counter[str]]] = []
-    for sentence in _SEGMENT.split(sub.resolution):
+    said: list[tuple[set[str], Counter[str], str]] = []
+    for sentence in _SEGMENT.split(_denials_read(sub.resolution)):
+        if _points_back(sentence, everything) and any(
+                len(set(content_terms(s)) & head) >= len(head) / 2 for s in _SEGMENT.split(sub.resolution)
+                for head, _ in gold):
+            return True  # "Do not do any of the above."
         sentence = _aside_dropped(sentence, everything)
         terms = set(content_terms(sentence))
         # a denial the gold sentence it repeats already has ("... — not blindly") is the gold's, not the answer's;
@@ -287,11 +374,14 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
         for head, denials in gold:
             if len(terms & head) >= len(head) / 2:
                 echoed |= denials
-        said.append((terms, Counter(w for w in words(sentence) if w in DENIALS) - echoed))
+        said.append((terms, Counter(w for w in words(sentence) if w in DENIALS) - echoed, sentence.strip()))
     for head, _ in gold:
-        matched = [denials for terms, denials in said if len(terms & head) >= len(head) / 2]
+        matched = [(bool(denials), _contradicts(terms, text, head, step_heads.get(head), everything))
+                   for terms, denials, text in said if len(terms & head) >= len(head) / 2]
+        if matched and all(contradicted for _, contradicted in matched):
+            return True  # a step said only with its opposite ("Disable ..." for "Enable ...")
         if matched:
-            if all(matched):
+            if all(no or contradicted for no, contradicted in matched):
                 denied += 1
             else:
                 plain += 1

@@ -12,12 +12,15 @@ from typing import Any
 
 from rouge_score import tokenize as rouge_tokenize
 
+from drill.core.text import as_read
+
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
 def words(text: str) -> list[str]:
-    """Lowercased alphanumeric tokens, as rouge-score splits them."""
-    return rouge_tokenize.tokenize(text, None)
+    """Lowercased alphanumeric tokens, as rouge-score splits them, of the text as a reader sees it
+    (`drill.core.text.as_read`: look-alike letters folded, zero-width characters and accents dropped)."""
+    return rouge_tokenize.tokenize(as_read(text), None)
 
 
 def content_terms(text: str) -> list[str]:
