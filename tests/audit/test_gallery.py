@@ -586,3 +586,21 @@ def test_refused_calls_that_steer_the_team_are_caught(monkeypatch: pytest.Monkey
     assert steered() == []
     monkeypatch.setattr(team, "_fixes_tried", counting_refused_calls)
     assert "refused calls: oversight" in steered()
+
+
+def test_a_success_measure_that_misses_a_denial_of_every_step_at_once_is_caught(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fifth outside red team (2026-11-28): the steps followed by "Do not do any of the above." were a correct
+    triage answer on every answerable ticket. Put back (no sentence read as denying the others), the audit's
+    "denied at once" mutation of the oracle's answer (a procedure) is caught by the success measure; shipped, not."""
+    import importlib
+
+    def findings() -> list[str]:
+        result = audit_env(triage.SPEC, {}, budget_s=math.inf, combos=0,
+                           select=lambda strategy: strategy.garble == "denied at once")
+        return [f.strategy for f in result.findings if f.kind == "success accepts a denial"]
+
+    assert findings() == []
+    monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "_points_back",
+                        lambda sentence, gold_terms: False)
+    assert findings() == ["oracle, submit_resolution.resolution denied at once"]

@@ -71,6 +71,7 @@ from drill.audit.strategies import (
     packing_strategies,
     partial_strategies,
     placeholder_control,
+    procedure,
     refused_strategies,
     role_strategies,
     share_of,
@@ -426,20 +427,22 @@ def judge_garble_success(strategy: Strategy, played: Played, oracle: Played, pla
     every step denied correct; ROUGE-L recall took every other content word of the steps (2026-11-27) and of the gold
     resolution (2026-11-28)."""
     oracle_by, placeholder_by = oracle.by_key(), placeholder.by_key()
-    salad = strategy.garble != "denied"
+    salad = strategy.garble in ("thinned", "words reversed")
     wins, read = [], 0
     for e in played.episodes:
         key, task = (e.task_id, e.seed), tasks[e.task_id]
         own = _answer_text(oracle_by[key], strategy.garbled)
         if _answer_text(e, strategy.garbled) is None or own is None or not success(oracle_by[key], task) \
-                or success(placeholder_by[key], task) or (salad and len(own.split()) < GARBLE_MIN_WORDS):
+                or success(placeholder_by[key], task) or (salad and len(own.split()) < GARBLE_MIN_WORDS) \
+                or (strategy.garble == "denied at once" and not procedure(own)):
             continue
         read += 1
         if success(e, task):
             wins.append(e)
     tool, name = strategy.garbled
     how = {"denied": "with every sentence opened by \"Do not\"", "thinned": "with every other content word dropped",
-           "words reversed": "with its words in reverse order"}[strategy.garble]
+           "words reversed": "with its words in reverse order",
+           "denied at once": "followed by \"Do not do any of the above.\""}[strategy.garble]
     why = "the answer's words are read past the negation" if not salad else "it reads words, not what they say"
     return _success_finding(f"success accepts {GARBLES[strategy.garble]}", strategy, wins, read, oracle_by, (
         f"the oracle's {tool}.{name} {how} still succeeds on {len(wins)} of {read} episodes by the environment's "

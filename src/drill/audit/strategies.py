@@ -28,8 +28,8 @@ from drill.core.types import Action, Observation, PolicyInfo, Task, ToolSpec, Tu
 __all__ = ["ABSTENTIONS", "GARBLES", "GARBLE_MIN_WORDS", "PLACEHOLDER", "Context", "Rule", "Strategy",
            "StrategyPolicy", "answers_of", "as_roles", "combine", "constants_of", "disguise_strategies",
            "generic_strategies", "mutation_strategies", "overlap", "packing_strategies", "partial_strategies",
-           "placeholder_control", "refused_strategies", "role_strategies", "stock_answers", "swap_strategies",
-           "swapped_for"]
+           "placeholder_control", "procedure", "refused_strategies", "role_strategies", "stock_answers",
+           "swap_strategies", "swapped_for"]
 
 ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
                "cannot determine from the information given")
@@ -410,7 +410,20 @@ def reversed_words(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
     return v if len(tokens) < GARBLE_MIN_WORDS else " ".join(reversed(tokens))
 
 
-GARBLES = {"denied": "a denial", "thinned": "a word salad", "words reversed": "a word salad"}
+def procedure(text: str) -> bool:
+    """Whether the text is a procedure: three or more steps or sentences of three or more words (an answer of
+    steps, which a sentence after them can deny at once; a factual answer is not one)."""
+    return sum(1 for part in re.split(r"[.;\n]+", text) if len(part.split()) >= 3) >= 3
+
+
+def denied_at_once(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
+    """A procedure as it is, then one sentence that denies it all: "... Do not do any of the above." (a triage
+    answer passed so until 2026-11-28, red team)."""
+    return f"{v.rstrip()} Do not do any of the above." if procedure(v) else v
+
+
+GARBLES = {"denied": "a denial", "denied at once": "a denial", "thinned": "a word salad",
+           "words reversed": "a word salad"}
 """String mutations that keep an answer's words and lose what it says, and the verdict's name for each ("success
 accepts a denial"): the environment's own success measure must not count the oracle's answer garbled so
 (`Strategy.garbled`)."""
@@ -440,6 +453,7 @@ def string_transforms(ctx: Context) -> dict[str, Transform]:
             v.strip().lower().startswith(a.lower()) for a in ABSTENTIONS) else v,
         "abstained": lambda v, p, inp: "I don't know",
         "denied": denied,
+        "denied at once": denied_at_once,
         "thinned": thinned,
         "words reversed": reversed_words,
     }
@@ -516,7 +530,7 @@ class Strategy:
     """For a garble (`GARBLES`: every sentence opened by "Do not", every other word dropped, the words reversed): the
     (tool, argument) it rewrites. The environment's own success measure must not count the oracle's answer garbled."""
     garble: str = ""
-    """For a garble: its mutation's name ("denied", "thinned", "words reversed")."""
+    """For a garble: its mutation's name ("denied", "denied at once", "thinned", "words reversed")."""
     undone: bool = False
     """Throws away each item right after acting on it (`undo_after`): the environment's success measure must not
     count the work as done."""
