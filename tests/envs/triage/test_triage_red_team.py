@@ -142,7 +142,8 @@ def test_every_other_word_of_the_gold_resolution_is_no_answer(answered: list[tup
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """`drill audit`'s "thinned" mutation (2026-11-28): every other content word of the gold resolution, which the
     agent never sees, was judged by ROUGE-L recall alone: correct on 73 of 101 test episodes, 181 of 183 train tickets
-    here. It must say the gold in runs of its words (or of the shown gold steps') now; the gold itself, and the shown steps, still are answers."""
+    here. It must say the gold in runs of its words (or of the shown gold steps') now; the gold itself, and the
+    shown steps, still are answers."""
     from drill.envs.triage.text import stop_words, words
 
     rubric = R.rubric()
