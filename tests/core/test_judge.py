@@ -43,6 +43,15 @@ def test_an_underscore_separates_words_so_it_hides_no_second_name() -> None:
     assert judge("Harbor_Room", ["Harbor Room"], "place", ROOM_Q, ROOMS).correct
 
 
+@pytest.mark.parametrize("answer", ["I think Harbor Room", "Could be Harbor Room", "Harbor Room?",
+                                    "I believe it is Harbor Room", "Harbor Room (unconfirmed)", "Presumably Harbor Room"])
+def test_a_single_value_hedged_is_a_guess(answer: str) -> None:
+    """"Probably X" was a guess and "I think X", "Could be X" or "X?" were X (an outside red team, 2026-11-28: 324 of
+    324 questions): each is a guess now, as the README says a hedge is."""
+    assert hedged(answer, "Harbor Room", ROOM_Q)
+    assert not hedged("Harbor Room", "Harbor Room", ROOM_Q) and not hedged("It is in the Harbor Room.", "Harbor Room")
+
+
 def test_days_after_the_date_and_unnamed_capitalised_names_are_candidates_too() -> None:
     assert not judge("August 19 20 21", DATE, "date", DATE_Q).correct
     assert not judge("Tuesday", DATE, "date", DATE_Q).correct  # August 19, 2024 was a Monday

@@ -38,8 +38,11 @@ __all__ = ["HEDGE_WORDS", "NAMED_KINDS", "NEGATIONS", "Claim", "Judgement", "Lex
            "judge", "negated", "words"]
 
 HEDGE_WORDS = frozenset({"or", "maybe", "perhaps", "possibly", "either", "probably", "might", "guess", "unsure",
-                          "likely", "alternatively"})
-"""Words that make an answer a guess among options, unless the gold or the question uses them."""
+                          "likely", "alternatively", "think", "believe", "guessing", "presumably", "apparently",
+                          "seems", "unconfirmed", "assume", "assuming"})
+"""Words that make an answer a guess, unless the gold or the question uses them. "I think X", "Could be X" and "X?"
+were read as X until 2026-11-28 (an outside red team), where "probably X" was a guess."""
+_HEDGE_PHRASES = ("not sure", "could be", "can t be sure")
 NUMERIC_KINDS = frozenset({"date", "amount", "time", "code"})
 """Kinds read by pattern; every other kind is read against the lexicon."""
 NAMED_KINDS = frozenset({"place", "name", "person", "room", "hotel"})
@@ -341,11 +344,14 @@ def _part_only(claim: Claim, gold: Claim) -> str | None:
 
 
 def hedged(answer: str, *explained: str) -> bool:
-    """The answer hedges: a hedge word ("or", "maybe", "probably", ...) or "not sure" that none of `explained` (the
-    gold, the question) uses. A hedge is a guess, even when it names the right value."""
+    """The answer hedges: a hedge word ("or", "maybe", "probably", "I think", ...) or phrase ("not sure", "could be")
+    that none of `explained` (the gold first, then the question) uses, or, judged against a gold, it ends with a
+    question mark the gold does not. A hedge is a guess, even when it names the right value."""
     said = words(answer)
     known = {w for text in explained for w in words(text)}
-    return bool((set(said) - known) & HEDGE_WORDS) or "not sure" in " ".join(w for w in said if w not in known)
+    rest = " ".join(w for w in said if w not in known)
+    asks = bool(explained) and answer.rstrip().endswith("?") and not explained[0].rstrip().endswith("?")
+    return bool((set(said) - known) & HEDGE_WORDS) or any(p in rest for p in _HEDGE_PHRASES) or asks
 
 
 def judge(answer: str, gold: Sequence[str], kind: str, question: str = "", lexicon: Iterable[str] = ()) -> Judgement:
