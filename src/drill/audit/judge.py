@@ -63,7 +63,7 @@ def adversarial_answers(question: Any, others: Sequence[str]) -> dict[str, str]:
         "hedge": f"{gold}, or maybe {a}",
         "hedge, gold second": f"{a}, or maybe {gold}",
         "with a doubt": f"{gold}, not sure though",
-        "question repeated": question.question,
+        "question repeated": question.question.rstrip(" ?"),  # as a statement: with its "?" it is a guess by rule
         "question with the gold": f"{question.question} {gold}? {a}?",
         "negated": f"not {gold}",  # the value denied ("not X" once passed as X)
         # a date in the year before (the alias without a year once matched any year), and on the wrong weekday
