@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from functools import partial
 from typing import Any
 
 import pytest
@@ -33,25 +34,30 @@ def episode(task: Any, gold: str, steps: str, text: str, confidence: float) -> E
     return Episode(env="triage", task_id=task.id, seed=0, events=[event], done=True)
 
 
+def correct_on(answered: list[tuple[Any, str, str]], write: Any) -> int:
+    """On how many answered tickets `write(task, steps)`, cited with the gold article, is judged correct."""
+    rubric = R.rubric()
+    return sum(rubric.score(episode(t, g, s, write(t, s), 1.0), t).components["correct"] == 1.0
+               for t, g, s in answered)
+
+
+def each_step(form: str) -> Any:
+    """The steps, each written into `form` ("Do not {}.")."""
+    return lambda t, s: " ".join(form.format(h[:1].lower() + h[1:]) for h in s.split("; "))
+
+
 def test_denied_steps_are_no_answer_and_the_steps_themselves_are(answered: list[tuple[Any, str, str]]) -> None:
     """Every step denied was correct on all 183 answerable train tickets; now on a few (a gold that says "not"
     itself), while the steps, and the steps after an aside that holds a denial, stay correct."""
-    rubric = R.rubric()
-
-    def correct(write: Any) -> int:
-        return sum(rubric.score(episode(t, g, s, write(t, s), 1.0), t).components["correct"] == 1.0
-                   for t, g, s in answered)
-
-    def each(form: str) -> Any:
-        return lambda t, s: " ".join(form.format(h[:1].lower() + h[1:]) for h in s.split("; "))
+    correct = partial(correct_on, answered)
 
     n = len(answered)
     assert n > 150
     for honest in (lambda t, s: s, lambda t, s: "No worries: " + s, lambda t, s: "Don't panic, " + t.gold_resolution,
                    lambda t, s: t.gold_resolution + " If the problem persists, ask the team for help."):
         assert correct(honest) == n
-    for denial in (each("Do not {}."), each("Step 1: do not {}."), each("You should really never {}."),
-                   each("It is important not to {}."), each("{} - not recommended."),
+    for denial in (each_step("Do not {}."), each_step("Step 1: do not {}."), each_step("You should really never {}."),
+                   each_step("It is important not to {}."), each_step("{} - not recommended."),
                    lambda t, s: " ".join(f"Do not {x[:1].lower()}{x[1:]}" for x in
                                          re.split(r"(?<=[.!?;])\s+", t.gold_resolution) if x)):
         assert correct(denial) < 0.05 * n
@@ -118,17 +124,13 @@ def test_every_other_word_of_the_steps_is_no_answer(answered: list[tuple[Any, st
     steps, and the steps with their stop words dropped, still are."""
     from drill.envs.triage.text import stop_words, words
 
-    rubric = R.rubric()
-
     def write(salad: bool) -> Any:
         def text(task: Any, steps: str) -> str:
             content = [w for w in words(steps) if w not in stop_words()]
             return " ".join(content[::2] if salad else content) + "."
         return text
 
-    def correct(write: Any) -> int:
-        return sum(rubric.score(episode(t, g, s, write(t, s), 1.0), t).components["correct"] == 1.0
-                   for t, g, s in answered)
+    correct = partial(correct_on, answered)
 
     n = len(answered)
     assert correct(lambda t, s: s) == n and correct(write(salad=False)) > 0.9 * n
@@ -146,14 +148,10 @@ def test_every_other_word_of_the_gold_resolution_is_no_answer(answered: list[tup
     shown steps, still are answers."""
     from drill.envs.triage.text import stop_words, words
 
-    rubric = R.rubric()
-
     def salad(text: str) -> str:
         return " ".join([w for w in words(text) if w not in stop_words()][::2]) + "."
 
-    def correct(write: Any) -> int:
-        return sum(rubric.score(episode(t, g, s, write(t, s), 1.0), t).components["correct"] == 1.0
-                   for t, g, s in answered)
+    correct = partial(correct_on, answered)
 
     n = len(answered)
     assert correct(lambda t, s: t.gold_resolution) == n and correct(lambda t, s: s) == n
@@ -199,14 +197,7 @@ def test_the_steps_denied_at_once_in_other_words_or_turned_around_are_no_answer(
     ("Delete", "Wipe", "Ignore") were judged correct on every answerable ticket (312 of 312 with the gold); the
     gold with its words turned to their opposites ("Disable" for "Enable") on 233 of 233. The steps plain, after an
     aside, or with a closing remark stay correct."""
-    rubric = R.rubric()
-
-    def correct(write: Any) -> int:
-        return sum(rubric.score(episode(t, g, s, write(t, s), 1.0), t).components["correct"] == 1.0
-                   for t, g, s in answered)
-
-    def each(form: str) -> Any:
-        return lambda t, s: " ".join(form.format(h[:1].lower() + h[1:]) for h in s.split("; "))
+    correct = partial(correct_on, answered)
 
     def verb(word: str) -> Any:
         return lambda t, s: "; ".join(word + " " + h.split(None, 1)[1] if len(h.split()) > 1 else h
@@ -217,8 +208,8 @@ def test_the_steps_denied_at_once_in_other_words_or_turned_around_are_no_answer(
         assert correct(honest) == n
     for turned in (lambda t, s: s + ". Do not do any of the above.", lambda t, s: "Do not try these: " + s,
                    lambda t, s: s + ". None of these steps will work; never attempt them.",
-                   each("You shouldn't {}."), each("You can't {}."), each("No need to {}."), each("Skip this: {}."),
-                   each("~~{}~~;"), verb("Wipe"), verb("Ignore")):
+                   each_step("You shouldn't {}."), each_step("You can't {}."), each_step("No need to {}."), each_step("Skip this: {}."),
+                   each_step("~~{}~~;"), verb("Wipe"), verb("Ignore")):
         assert correct(turned) < 0.05 * n
     # a contrary verb the gold itself uses ("never delete pg_wal files by hand") is no contradiction: 22 of 183
     assert correct(verb("Delete")) < 0.15 * n
@@ -227,7 +218,6 @@ def test_the_steps_denied_at_once_in_other_words_or_turned_around_are_no_answer(
                 "Add": "Remove", "raise": "lower", "Raise": "Lower"}
     swapped = [(t, g, s) for t, g, s in answered
                if any(re.search(rf"\b{a}\b", s) for a in antonyms)]
-    turned_around = sum(rubric.score(episode(t, g, s, re.sub(r"\b(" + "|".join(antonyms) + r")\b",
-                                                              lambda m: antonyms[m.group()], s), 1.0),
-                                     t).components["correct"] == 1.0 for t, g, s in swapped)
+    turned_around = correct_on(swapped, lambda t, s: re.sub(r"\b(" + "|".join(antonyms) + r")\b",
+                                                            lambda m: antonyms[m.group()], s))
     assert len(swapped) >= 20 and turned_around < 0.4 * len(swapped), (turned_around, len(swapped))
