@@ -208,8 +208,8 @@ def test_the_steps_denied_at_once_in_other_words_or_turned_around_are_no_answer(
         assert correct(honest) == n
     for turned in (lambda t, s: s + ". Do not do any of the above.", lambda t, s: "Do not try these: " + s,
                    lambda t, s: s + ". None of these steps will work; never attempt them.",
-                   each_step("You shouldn't {}."), each_step("You can't {}."), each_step("No need to {}."), each_step("Skip this: {}."),
-                   each_step("~~{}~~;"), verb("Wipe"), verb("Ignore")):
+                   each_step("You shouldn't {}."), each_step("You can't {}."), each_step("No need to {}."),
+                   each_step("Skip this: {}."), each_step("~~{}~~;"), verb("Wipe"), verb("Ignore")):
         assert correct(turned) < 0.05 * n
     # a contrary verb the gold itself uses ("never delete pg_wal files by hand") is no contradiction: 22 of 183
     assert correct(verb("Delete")) < 0.15 * n
