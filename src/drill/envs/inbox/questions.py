@@ -139,10 +139,10 @@ _ABSTAIN_PREFIXES = ("i don t know", "i do not know", "i dont know", "idk", "unk
 """Ways of saying "I don't know", as the judge reads them (`normalize_answer`'s words: "N/A" is "n", articles
 dropped). Until 2026-11-27 "N/A", "None", "No idea" or "Not mentioned in the inbox" on an unanswerable question were
 wrong answers (-1), where "I don't know" was right: a model that words its abstention otherwise was punished as if
-it had made an answer up (red team); until 2026-11-28 "I'm not sure", "I have no idea", "Cannot determine from the information given", "The
-inbox does not say", "It isn't mentioned" and "There is no such information" were (`drill audit inbox`'s abstention
-phrasings). "Not sure" after an answer ("X, not sure though") is still a hedge: only an answer that opens with it
-and names nothing is an abstention."""
+it had made an answer up (red team); until 2026-11-28 "I'm not sure", "I have no idea", "Cannot determine from the
+information given", "The inbox does not say", "It isn't mentioned" and "There is no such information" were
+(`drill audit inbox`'s abstention phrasings). "Not sure" after an answer ("X, not sure though") is still a hedge:
+only an answer that opens with it and names nothing is an abstention."""
 _ABSTAIN_OPENERS = ("sorry", "unfortunately")
 """Words an abstention may open with ("Sorry, I don't know")."""
 
