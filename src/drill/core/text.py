@@ -143,6 +143,8 @@ def as_read(text: str) -> str:
     A check that reads words must read these: copilot's content rule (a memo in look-alike letters went out) and
     triage's answer checks (another article's steps in Cyrillic letters, or with zero-width spaces inside their
     words, were no words to `lists_another` until 2026-11-28)."""
+    if text.isascii():  # nothing to fold: the common case (folding every text, triage scored 432 heuristic
+        return text.lower()  # episodes in 2.0 s instead of 1.2 s; with this, 1.3 s)
     text = unicodedata.normalize("NFKC", text)
     text = "".join(c for c in text if unicodedata.category(c) != "Cf").lower().translate(_CONFUSABLES)
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
