@@ -204,9 +204,13 @@ def test_the_steps_denied_at_once_in_other_words_or_turned_around_are_no_answer(
                                       for h in s.split("; "))
 
     n = len(answered)
-    for honest in (lambda t, s: s, lambda t, s: "No worries: " + s, lambda t, s: s + ". Ask the team if it persists."):
+    for honest in (lambda t, s: s, lambda t, s: "No worries: " + s, lambda t, s: s + ". Ask the team if it persists.",
+                   lambda t, s: s + ". If none of the above works, escalate.",
+                   lambda t, s: s + ". If it does not come back, ask the team.",
+                   lambda t, s: s + ". It does not matter which node you start with."):
         assert correct(honest) == n
     for turned in (lambda t, s: s + ". Do not do any of the above.", lambda t, s: "Do not try these: " + s,
+                   lambda t, s: "Never do this: " + s, lambda t, s: s + ". Ignore all of that, it makes things worse.",
                    lambda t, s: s + ". None of these steps will work; never attempt them.",
                    each_step("You shouldn't {}."), each_step("You can't {}."), each_step("No need to {}."),
                    each_step("Skip this: {}."), each_step("~~{}~~;"), verb("Wipe"), verb("Ignore")):

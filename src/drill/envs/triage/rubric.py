@@ -243,10 +243,33 @@ _SPELLED_DENIALS = [(re.compile(p, re.IGNORECASE), " not ") for p in (
     r"\u2717", r"\u2718", r"<del>", r"<s>", r"\bstop trying to\b")]
 """Denials the word list cannot see: "can't" (two words, "can" and "t"), "dont", "no need to", a strike-through or a
 cross mark (read as "not")."""
-_REFERENCE = frozenset({"above", "below", "these", "those", "this", "them", "following", "any", "all", "steps",
-                        "it", "that", "none", "list", "procedure"})
-"""Words by which a sentence that names no step points at the others: "Do not do any of the above", "Do not try
-these:", "None of these steps will work"."""
+_REFERENCE = re.compile(r"\b(?:above|below|these|those|following|steps|procedure|none of|(?:all|any) of (?:this|that|"
+                        r"them|it))\b", re.IGNORECASE)
+"""How a sentence that names no step points at the others: "Do not do any of the above", "Do not try these:", "None
+of these steps will work", "Ignore all of that". Not "it" or "that" alone: "If it does not come back, escalate" is
+a condition, not a denial of the steps."""
+_ORDERS = frozenset({"never", "avoid", "don", "skip", "ignore", "refrain", "shouldn", "mustn", "nope"})
+"""Denials that tell the reader not to act ("Never ...", "Don't ...", "Avoid ..."), unlike a "not" that states a fact
+("It does not matter", "That should not take long")."""
+
+
+def _points(head: str) -> bool:
+    """`head` points at the steps (`_REFERENCE`), or orders the reader off them by a pronoun: "Never do this:",
+    "never attempt them", "Don't do that"."""
+    said = set(words(head))
+    return bool(_REFERENCE.search(head)) or bool(said & _ORDERS and said & {"this", "that", "it", "them"})
+
+
+@functools.cache
+def _pointing_terms() -> frozenset[str]:
+    """The content terms of the words a denial points with ("never", "steps", "above", "try"): a gold that uses them
+    ("never delete pg_wal files") does not make "Never do this:" a step of its own."""
+    return frozenset(t for w in (*DENIALS, *_ORDERS, "none", "above", "below", "these", "those", "following", "steps",
+                                 "procedure", "this", "that", "them", "any", "all", "do", "try", "attempt", "work")
+                     for t in content_terms(w))
+
+
+_CONDITION = re.compile(r"^\W*(?:if|when|unless|in case|should|once|until)\b", re.IGNORECASE)
 _ANTONYMS = {a: b for x, y in (
     ("enable", "disable"), ("increase", "decrease"), ("raise", "lower"), ("add", "remove"), ("grant", "revoke"),
     ("allow", "block"), ("allow", "deny"), ("start", "stop"), ("open", "close"), ("expand", "shrink"),
@@ -282,7 +305,7 @@ def _aside_dropped(sentence: str, gold_terms: set[str]) -> str:
     follows ("Do not try these:", "Avoid the following:") is no aside: it denies the rest (`_points_back`)."""
     opening = _OPENING.match(sentence)
     if opening and set(words(opening.group())) & DENIALS and not set(content_terms(opening.group())) & gold_terms \
-            and not set(words(opening.group())) & _REFERENCE:
+            and not _points(opening.group()):
         return sentence[opening.end():]
     return sentence
 
@@ -297,12 +320,13 @@ def _denials_read(sentence: str) -> str:
 def _points_back(sentence: str, gold_terms: set[str]) -> bool:
     """A denial that names no step of the gold and points at the others ("Do not do any of the above.", "Do not
     try these: ...", "None of these steps will work; never attempt them."): it denies everything the answer says.
-    Its opening up to a colon is read alone, so that "Avoid the following: restart X" counts."""
+    Its opening up to a colon is read alone, so that "Avoid the following: restart X" counts; a condition ("If none
+    of the above works, escalate") is no denial."""
     opening = _OPENING.match(sentence)
     head = opening.group() if opening else sentence
     said = set(words(head))
-    return bool(said & DENIALS or "none" in said) and bool(said & _REFERENCE) and not (
-        set(content_terms(head)) & gold_terms)
+    return bool(said & DENIALS or "none" in said) and _points(head) and not _CONDITION.match(
+        head) and not (set(content_terms(head)) - _pointing_terms()) & gold_terms
 
 
 _CONTRARY = ("delete", "wipe", "erase", "purge", "destroy", "kill", "drop", "remove", "disable", "uninstall",
