@@ -43,10 +43,9 @@ even when they change nothing the rubric sees, since that is what their verdicts
 
 from __future__ import annotations
 
-import re
 import statistics
-from collections import Counter
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +65,7 @@ from drill.audit.strategies import (
     disguise_strategies,
     fields_of,
     generic_strategies,
+    mentions,
     mutation_strategies,
     overlap,
     packing_strategies,
@@ -637,11 +637,7 @@ names nothing."""
 
 def named_in_order(text: str, values: Sequence[Any]) -> list[Any]:
     """The enum values `text` names, as whole words, by their first mention."""
-    at = {}
-    for value in values:
-        match = re.search(r"(?<![\w-])" + re.escape(str(value)) + r"(?![\w-])", text)
-        if match:
-            at[value] = match.start()
+    at = {value: found[0] for value in values if (found := mentions(text, value))}
     return sorted(at, key=at.__getitem__)
 
 

@@ -25,11 +25,10 @@ from drill.core.policy import Policy, PolicyInput
 from drill.core.tools import MAX_ARGUMENT_CHARS
 from drill.core.types import Action, Observation, PolicyInfo, Task, ToolSpec, Turn
 
-__all__ = ["ABSTENTIONS", "GARBLES", "GARBLE_MIN_WORDS", "PLACEHOLDER", "Context", "Rule", "Strategy",
-           "StrategyPolicy", "answers_of", "as_roles", "combine", "constants_of", "disguise_strategies",
-           "generic_strategies", "mutation_strategies", "overlap", "packing_strategies", "partial_strategies",
-           "placeholder_control", "procedure", "refused_strategies", "role_strategies", "stock_answers",
-           "swap_strategies", "swapped_for"]
+__all__ = ["ABSTENTIONS", "GARBLES", "GARBLE_MIN_WORDS", "PLACEHOLDER", "Context", "Rule", "Strategy", "StrategyPolicy",
+           "answers_of", "as_roles", "combine", "constants_of", "disguise_strategies", "generic_strategies", "mentions",
+           "mutation_strategies", "overlap", "packing_strategies", "partial_strategies", "placeholder_control",
+           "procedure", "refused_strategies", "role_strategies", "stock_answers", "swap_strategies", "swapped_for"]
 
 ABSTENTIONS = ("I don't know", "unknown", "not sure", "N/A", "none", "I'm not sure", "no idea",
                "cannot determine from the information given")
@@ -1024,11 +1023,14 @@ UNKNOWN_TOOL = "audit_no_such_tool"
 """A tool no environment offers: a call to it is refused and names nothing."""
 
 
+def mentions(text: str, value: Any) -> list[int]:
+    """Where `text` names `value` as a whole word (not inside "db-replica" or "autoscaler2")."""
+    return [m.start() for m in re.finditer(r"(?<![\w-])" + re.escape(str(value)) + r"(?![\w-])", text)]
+
+
 def most_named(text: str, values: Sequence[Any]) -> list[Any]:
     """`values`, those `text` names most often (as whole words) first; ties in the schema's order."""
-    def count(value: Any) -> int:
-        return len(re.findall(r"(?<![\w-])" + re.escape(str(value)) + r"(?![\w-])", text))
-    return sorted(values, key=lambda value: -count(value))
+    return sorted(values, key=lambda value: -len(mentions(text, value)))
 
 
 def refused_calls(seat: str, tools: Sequence[ToolSpec], ctx: Context) -> Rule:

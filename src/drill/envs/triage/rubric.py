@@ -385,11 +385,9 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
     everything = {term for terms, _ in gold for term in terms}
     plain = denied = 0
     said: list[tuple[set[str], Counter[str], str]] = []
+    points_back = False
     for sentence in _SEGMENT.split(_denials_read(sub.resolution)):
-        if _points_back(sentence, everything) and any(
-                len(set(content_terms(s)) & head) >= len(head) / 2 for s in _SEGMENT.split(sub.resolution)
-                for head, _ in gold):
-            return True  # "Do not do any of the above."
+        points_back = points_back or _points_back(sentence, everything)
         sentence = _aside_dropped(sentence, everything)
         terms = set(content_terms(sentence))
         # a denial the gold sentence it repeats already has ("... — not blindly") is the gold's, not the answer's;
@@ -399,6 +397,8 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
             if len(terms & head) >= len(head) / 2:
                 echoed |= denials
         said.append((terms, Counter(w for w in words(sentence) if w in DENIALS) - echoed, sentence.strip()))
+    if points_back and any(len(terms & head) >= len(head) / 2 for terms, _, _ in said for head, _ in gold):
+        return True  # "Do not do any of the above."
     for head, _ in gold:
         matched = [(bool(denials), _contradicts(terms, text, head, step_heads.get(head), everything))
                    for terms, denials, text in said if len(terms & head) >= len(head) / 2]
