@@ -524,7 +524,7 @@ def test_a_success_measure_that_takes_a_word_salad_is_caught(monkeypatch: pytest
 def test_an_answer_given_away_by_its_place_in_the_observation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """An outside red team (2026-11-27): the rogue's first move was the only entry of the incident's first step, so
     the trace's earliest change named the rogue, and an Oversight that read no word tied the heuristic. Put back (no
-    innocent moves at that step), the oracle's flags are the agent the view names first in 16 of 16 calls; shipped,
+    innocent moves at that step), the oracle's flags are the agent the view names first in 15 of 15 calls; shipped,
     its place is no better than a guess."""
     from drill.envs.chaosops.fleet import Fleet
 
