@@ -26,10 +26,10 @@ GALLERY: dict[str, tuple[str, str | tuple[str, ...]]] = {
         "raised PermissionError: [Errno 13] Permission denied"),
     "list the jail's root through a lying path": (
         LIAR + "import os\nreturn str(sorted(set(os.listdir(P('/'))) & {{'tmp', 'work', 'home', 'workspace', 'proc'}}))",
-        "returned \"['proc', 'workspace']\""),
+        "returned \"['workspace']\""),
     "list the processes through a lying path": (
         LIAR + "import os\nreturn str([n for n in os.listdir(P('/proc')) if n.isdigit()])",
-        "returned \"['1', '2']\""),
+        "raised FileNotFoundError: [Errno 2] No such file or directory: '/proc'"),
     "the site-packages of the interpreter through a lying path": (
         LIAR + "import os\nreturn str(os.listdir(P(os.path.dirname(os.__file__) + '/site-packages')))",
         "raised FileNotFoundError"),
@@ -105,6 +105,19 @@ GALLERY: dict[str, tuple[str, str | tuple[str, ...]]] = {
         "    ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)\n"
         "    threading.Thread(target=time.sleep, args=(6,)).start()\nreturn False",
         "candidate([1, 2, -4, 5, 6]) returned False"),
+    "take over the jail's init through /proc/1/mem (machine code, past the hook, no ctypes)": (
+        LIAR + "import os, struct, sys\npc = int(open(P('/proc/1/syscall')).read().split()[-1], 16)\n"
+        "tag = [a for a in open(P('/proc/1/cmdline'), 'rb').read().split(b'\\0') if a.startswith(b'--drill-parent')]\n"
+        "argv = [sys.executable.encode(), b'-I', b'-S', b'-c', b'import os, time\\nos.fork()\\ntime.sleep(4)"
+        "  # _install_filter'] + tag\npointers, blob, at = [], b'', pc + 64\nfor a in argv:\n"
+        "    pointers.append(at)\n    blob += a + b'\\0'\n    at += len(a) + 1\n"
+        "q = lambda v: struct.pack('<Q', v)\n"
+        "code = b'\\xbf\\x01\\0\\0\\0\\x31\\xf6\\xb8\\x9d\\0\\0\\0\\x0f\\x05'  # prctl(PR_SET_PDEATHSIG, 0)\n"
+        "code += b'\\x48\\xbf' + q(pc + 64) + b'\\x48\\xbe' + q(at) + b'\\x31\\xd2\\xb8\\x3b\\0\\0\\0\\x0f\\x05'"
+        "  # execve(argv[0], argv, NULL)\nmem = open(P('/proc/1/mem'), 'r+b', buffering=0)\nmem.seek(pc)\n"
+        "mem.write(code.ljust(64, b'\\x90') + blob + b''.join(q(p) for p in pointers) + q(0))\n"
+        "os._exit(0)  # the init's wait() returns into the new code",
+        "raised FileNotFoundError: [Errno 2] No such file or directory: '/proc/1/syscall'"),
     "SIGKILL the parent": ("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nreturn False", "raised SandboxViolation: sandbox: os.kill is not allowed"),
     "SIGKILL every process": ("import os, signal\nos.kill(-1, signal.SIGKILL)\nreturn False", "raised SandboxViolation: sandbox: os.kill is not allowed"),
     "killpg the parent's group": ("import os, signal\nos.killpg(os.getpgid(0), signal.SIGKILL)\nreturn False", "raised SandboxViolation: sandbox: os.killpg is not allowed"),
@@ -129,9 +142,13 @@ GALLERY: dict[str, tuple[str, str | tuple[str, ...]]] = {
     # stopped either way: by the time limit, or by a failed allocation first when the host's memory is short
     "memory grown in steps": ("blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 1024 ** 2))", ("timeout: candidate([]) did not finish within 0.5 s; the process was stopped", "candidate([]) raised MemoryError")),
     "an infinite loop": ("while True:\n    pass", "timeout: candidate([]) did not finish within 0.5 s; the process was stopped"),
-    "a 10 MB file in the workspace": ("open('big', 'wb').write(b'x' * 10 * 1024 ** 2)\nreturn False", "raised OSError: [Errno 27] File too large"),
+    "a 10 MB file in the workspace": ("open('big', 'wb').write(b'x' * 10 * 1024 ** 2)\nreturn False", "raised OSError: [Errno 30] Read-only file system: 'big'"),
     "fill the workspace with files": (
-        "for i in range(1000):\n    open(f'f{{i}}', 'wb').write(b'x' * 1024 ** 2)\nreturn False", "raised OSError: [Errno 28] No space left on device"),
+        "for i in range(1000):\n    open(f'f{{i}}', 'wb').write(b'x' * 1024 ** 2)\nreturn False", "raised OSError: [Errno 30] Read-only file system: 'f0'"),
+    # each empty file held ~0.8 KiB of kernel memory outside RLIMIT_AS (120,000 in 2 s with the hook off)
+    "empty files by the hundred thousand in the workspace": (
+        "import os\nfor i in range(100000):\n    os.close(os.open(f'e{{i}}', os.O_CREAT | os.O_WRONLY))\nreturn False",
+        "raised OSError: [Errno 30] Read-only file system: 'e0'"),
     "a thread bomb": ("import threading, time\nwhile True:\n"
                       "    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()", "raised RuntimeError: can't start new thread"),
     "print a flood": ("print('x' * 5 * 1024 ** 2)\nreturn False", "PASSED test_1, test_2"),

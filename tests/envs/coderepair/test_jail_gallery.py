@@ -152,40 +152,48 @@ def jailed(code: str, with_filter: bool = True, args: list[str] | None = None) -
                           timeout=30, cwd="/", **built.popen_options())  # type: ignore[call-overload]
 
 
-def test_the_jailed_process_is_unprivileged_and_filtered() -> None:
-    done = jailed("import os\nstatus = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines())\n"
-                  "print(os.getuid(), os.getgid(), status['CapEff'].strip(), status['CapBnd'].strip(),"
-                  " status['NoNewPrivs'].strip(), status['Seccomp'].strip())")
-    uid, gid, effective, bounding, no_new_privs, seccomp = done.stdout.split()
-    assert int(uid) != 0 and int(gid) != 0, done
-    assert int(effective, 16) == 0 and int(bounding, 16) == 0
-    assert (no_new_privs, seccomp) == ("1", "2")
-
-
-def test_the_jailed_process_is_not_root_on_the_host() -> None:
-    """Seen from outside: the child's real, effective and saved uids on the host are not 0."""
+def _status_on_the_host(code: str) -> dict[str, str]:
+    """Start `code` in the jail (after the child's own filter installation) and read the process's status on the host,
+    as the kernel sees it (the jail has no /proc of its own)."""
     built = jail.jail()
-    token = "drill-jail-host-uid-check"
-    proc = subprocess.Popen(built.command(["-I", "-S", "-B", "-c", f"import time\n# {token}\ntime.sleep(5)"]),
+    token = "drill-jail-host-status-check"
+    prelude = _filter_source() + f"_install_filter({built.seccomp.hex()!r})\n"
+    proc = subprocess.Popen(built.command(["-I", "-S", "-B", "-c", f"{prelude}{code}\n# {token}\ntime.sleep(5)"]),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
                             start_new_session=True, **built.popen_options())  # type: ignore[call-overload]
     try:
-        deadline, uids = time.monotonic() + 10, []
-        while not uids and time.monotonic() < deadline:
+        deadline, status = time.monotonic() + 10, {}
+        while status.get("Seccomp", "").strip() != "2" and time.monotonic() < deadline:
             for entry in filter(str.isdigit, os.listdir("/proc")):
                 try:
-                    if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes() and \
-                            b"bwrap" not in Path(f"/proc/{entry}/cmdline").read_bytes():
-                        line = next(l for l in Path(f"/proc/{entry}/status").read_text().splitlines()
-                                    if l.startswith("Uid:"))
-                        uids = [int(v) for v in line.split()[1:]]
+                    command = Path(f"/proc/{entry}/cmdline").read_bytes()
+                    if token.encode() in command and b"bwrap" not in command:
+                        status = dict(line.split(":", 1) for line in
+                                      Path(f"/proc/{entry}/status").read_text().splitlines())
                 except OSError:
                     pass
             time.sleep(0.05)
-        assert uids and all(u != 0 for u in uids), uids
+        return {key: value.strip() for key, value in status.items()}
     finally:
         os.killpg(proc.pid, 9)
         proc.wait()
+
+
+def test_the_jailed_process_is_unprivileged_and_filtered() -> None:
+    """Seen from outside: the child's real, effective and saved uids and gids on the host are not 0; it has no
+    capabilities, no_new_privs, and the filter."""
+    status = _status_on_the_host("import time")
+    uids, gids = [int(v) for v in status["Uid"].split()], [int(v) for v in status["Gid"].split()]
+    assert uids and all(u != 0 for u in uids) and all(g != 0 for g in gids), status
+    assert int(status["CapEff"], 16) == 0 and int(status["CapBnd"], 16) == 0, status
+    assert (status["NoNewPrivs"], status["Seccomp"]) == ("1", "2"), status
+
+
+def test_the_jail_has_no_proc() -> None:
+    """bubblewrap's init (PID 1 inside) runs unfiltered as the same uid: with a /proc, the child could open
+    /proc/1/mem for writing and run its own code there (the gallery's takeover entry)."""
+    done = jailed("import os\nprint(os.path.exists('/proc'), os.path.exists('/proc/1/mem'))")
+    assert done.stdout.split() == ["False", "False"], done
 
 
 @pytest.mark.parametrize("call, expected", [
@@ -199,6 +207,30 @@ def test_the_jailed_process_is_not_root_on_the_host() -> None:
 def test_the_filter_refuses_processes_sockets_and_signals_but_not_threads(call: str, expected: str) -> None:
     done = jailed(f"import os\ntry:\n    {call}\nexcept OSError as exc:\n    print(type(exc).__name__)")
     assert done.stdout.strip() == expected, done
+
+
+RISKY_CALLS = {  # x86_64 numbers and harmless arguments; without the filter each answers something other than EPERM
+    "io_uring_setup": (425, 8, 0), "perf_event_open": (298, 0, 0, -1, -1, 0), "bpf": (321, 0, 0, 0),
+    "keyctl": (250, 0, 0), "add_key": (248, 0, 0, 0, 0, 0), "unshare": (272, 0x10000000),
+    "clone(CLONE_NEWUSER)": (56, 0x10000000 | 17, 0, 0, 0, 0), "setns": (308, 0, 0), "personality": (135, 0xFFFFFFFF),
+    "pidfd_getfd": (438, 0, 0, 0), "process_vm_readv": (310, 1, 0, 0, 0, 0, 0), "ptrace": (101, 0),
+    "kill(1)": (62, 1, 0),
+}
+
+
+def test_the_filter_refuses_the_kernel_s_riskier_interfaces() -> None:
+    """io_uring, perf, bpf, keyrings, namespaces from inside, personality, another process's memory or descriptors:
+    EPERM from the filter, in one jailed process (no audit hook)."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("x86_64 system call numbers")
+    done = jailed("import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                  f"for name, (number, *args) in {RISKY_CALLS!r}.items():\n"
+                  "    ctypes.set_errno(0)\n"
+                  "    result = libc.syscall(ctypes.c_long(number), *(ctypes.c_long(a) for a in args))\n"
+                  "    print(name, result, ctypes.get_errno(), sep='|')")
+    answers = {name: (int(result), int(error)) for name, result, error in
+               (line.split("|") for line in done.stdout.splitlines())}
+    assert answers == {name: (-1, 1) for name in RISKY_CALLS}, done
 
 
 def test_another_architecture_s_system_calls_kill_the_process() -> None:

@@ -9,9 +9,10 @@ is then `bwrap ... python -I -S -B -c CHILD_SOURCE`, which starts the interprete
   starts bubblewrap as `nobody` (65534): inside the jail the process is uid 65534, and so it is on the host;
 - a root file system (a tmpfs) that holds, read-only, only the interpreter, the shared libraries it and the
   standard library's extension modules load, `/etc/ld.so.cache`, and the standard library with `site-packages`,
-  `dist-packages` and the `test` package hidden under empty read-only mounts; a fresh `/proc` of its own PID
-  namespace; a minimal `/dev`; and `/workspace`, a size-limited tmpfs that the child writes `solution.py` into.
-  Nothing of Drill, of any site-packages (the HumanEval data lives in one), of /root, /home, /tmp or /work;
+  `dist-packages` and the `test` package hidden under empty read-only mounts; a minimal `/dev`; and `/workspace`,
+  a small tmpfs into which bubblewrap copies `solution.py` (from a file descriptor the judge passes) and which
+  it then makes read-only: nothing in the jail is writable. Nothing of Drill, of any site-packages (the
+  HumanEval data lives in one), of /root, /home, /tmp or /work, and no `/proc` (see `_arguments`);
 - a seccomp filter that the child installs on itself once the interpreter is up (`sandbox_child.py`), built here
   with libseccomp (`pyseccomp`): see `DENIED` for what it refuses.
 
@@ -40,8 +41,10 @@ from pathlib import Path
 
 NOBODY = 65534
 WORKSPACE = "/workspace"
-WORKSPACE_BYTES = 16 << 20
-"""The workspace tmpfs: solution.py and whatever the solution writes, in all (RLIMIT_FSIZE caps one file)."""
+WORKSPACE_BYTES = 1 << 20
+"""The workspace tmpfs, which holds solution.py (at most 20,000 characters) and is read-only before the child
+starts: nothing in the jail is writable. Until 2026-11-28 it was writable (16 MiB): a solution that created empty
+files held ~0.8 KiB of kernel memory each, outside RLIMIT_AS, 120,000 files in 2 s (about 1 GiB in a 20 s run)."""
 HIDDEN = ("site-packages", "dist-packages", "test")
 """Folders of the standard library the jail covers with an empty read-only mount."""
 WEAKER = "sandbox=audit-hook"
@@ -102,8 +105,14 @@ class Jail:
     user: int | None
     """The host uid (and gid) to start bubblewrap as: nobody when this process is root, else None (as is)."""
 
-    def command(self, child_args: list[str]) -> list[str]:
-        return [self.bwrap, *self.arguments, "--", self.interpreter, *child_args]
+    def command(self, child_args: list[str], solution_fd: int | None = None) -> list[str]:
+        """bubblewrap's command line; with `solution_fd` (an open file the new process inherits), bubblewrap copies
+        its content to /workspace/solution.py before the workspace is made read-only."""
+        arguments = list(self.arguments)
+        if solution_fd is not None:
+            at = arguments.index(WORKSPACE, arguments.index("--tmpfs")) + 1
+            arguments[at:at] = ["--perms", "0444", "--file", str(solution_fd), f"{WORKSPACE}/solution.py"]
+        return [self.bwrap, *arguments, "--", self.interpreter, *child_args]
 
     def popen_options(self) -> dict[str, object]:
         if self.user is None:
@@ -271,10 +280,19 @@ def _link_or_copy(source: str, target: str) -> str:
 
 
 def _arguments(interpreter: str, stdlib: list[str], files: list[str], stage: _Stage) -> tuple[str, ...]:
-    """bubblewrap's options: namespaces first, then the file system (parents before children), then the process."""
+    """bubblewrap's options: namespaces first, then the file system (parents before children), then the process.
+
+    No `/proc`: the jail's PID 1 is bubblewrap's init, which runs as the same uid with no seccomp filter and the
+    judge's resource limits, and where no Yama policy stands in the way, a process of that uid may open
+    `/proc/1/mem` for writing. Agent code wrote machine code into the init there (through a lying path, past the
+    audit hook, no ctypes), and the init then ran outside the filter and the limits, forked, opened sockets and
+    outlived the run. The interpreter and the child need no `/proc`; without it, and without the capabilities to
+    mount one, the init is out of reach (ptrace, process_vm_* and pidfds are refused by the filter). It also
+    takes away the host-wide counters (`/proc/meminfo`, `/proc/loadavg`) that an earlier red team used to pass
+    answers from one run to the next."""
     arguments = ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--disable-userns", "--die-with-parent", "--new-session",
-                 "--hostname", "jail", "--proc", "/proc", "--dev", "/dev"]
+                 "--hostname", "jail", "--dev", "/dev"]
     for name in ("bin", "lib", "lib32", "lib64", "libx32", "sbin"):
         top = f"/{name}"
         if os.path.islink(top):
@@ -297,7 +315,7 @@ def _arguments(interpreter: str, stdlib: list[str], files: list[str], stage: _St
             if os.path.isdir(os.path.join(bound, name)):
                 hidden = os.path.join(root, name)
                 arguments += ["--perms", "0555", "--tmpfs", hidden, "--remount-ro", hidden]
-    arguments += ["--size", str(WORKSPACE_BYTES), "--perms", "0700", "--tmpfs", WORKSPACE,
+    arguments += ["--size", str(WORKSPACE_BYTES), "--perms", "0500", "--tmpfs", WORKSPACE, "--remount-ro", WORKSPACE,
                   "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", WORKSPACE,
                   "--clearenv", "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONHASHSEED", "0"]
     return tuple(arguments)

@@ -14,8 +14,9 @@ The tests themselves never enter that process. They run here, in the environment
 bound to a proxy that sends the arguments of each call to the child and receives the return value as plain data
 (None, bool, int, float, str, bytes, list, tuple, set, dict: an object that claims to equal everything cannot
 cross). The expected outputs stay here, so the solution cannot read, patch or forge them. A call that does not
-return within the per-call limit, a child that dies or exits, or a whole run over its wall-clock limit stops the
-run (the whole process group is killed): the tests not yet judged count as failed, with a message that says why.
+return within the per-call limit (its arguments written to a non-blocking pipe within the same limit), a child
+that dies or exits, or a whole run over its wall-clock limit stops the run (the whole process group is killed):
+the tests not yet judged count as failed, with a message that says why.
 """
 
 from __future__ import annotations
@@ -201,22 +202,32 @@ class _Child:
         env = {"LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
         if sandbox == "jail":
             built = jail.jail()
-            self.proc = subprocess.Popen(built.command(child), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, cwd="/", env=env, start_new_session=True,
-                                         **built.popen_options())  # type: ignore[arg-type]
+            staged = os.memfd_create("solution.py")  # bubblewrap copies it into the workspace, then seals that
+            try:
+                os.write(staged, source.encode("utf-8", "surrogatepass"))  # a lone surrogate: a load error
+                os.lseek(staged, 0, os.SEEK_SET)
+                self.proc = subprocess.Popen(built.command(child, staged), stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/", env=env,
+                                             start_new_session=True, pass_fds=(staged,),
+                                             **built.popen_options())  # type: ignore[arg-type]
+            finally:
+                os.close(staged)
             program: str | None = built.seccomp.hex()
+            source_sent: str | None = None  # already in the workspace, read-only
         else:
             self.workdir = tempfile.mkdtemp(prefix="drill-coderepair-")
             self.proc = subprocess.Popen([sys.executable, *child], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, cwd=self.workdir, env=env, start_new_session=True)
             program = None
+            source_sent = source  # the child writes it into its temporary directory
         self.buffer = b""
         self.next_id = 0
         self.calls: list[str] = []
-        config = {"entry_point": entry_point, "source": source, "seccomp": program,
-                  "limits": {"memory_bytes": limits.memory_bytes, "cpu_seconds": limits.cpu_seconds,
-                             "file_bytes": limits.file_bytes, "processes": limits.processes}}
-        self._send(config)
+        assert self.proc.stdin is not None
+        os.set_blocking(self.proc.stdin.fileno(), False)  # every write has a deadline: see `_send`
+        self.config = {"entry_point": entry_point, "source": source_sent, "seccomp": program,
+                       "limits": {"memory_bytes": limits.memory_bytes, "cpu_seconds": limits.cpu_seconds,
+                                  "file_bytes": limits.file_bytes, "processes": limits.processes}}
 
     def startup_failure(self) -> str | None:
         """What bubblewrap or the interpreter wrote before the child silenced its stderr, once the process has
@@ -228,13 +239,25 @@ class _Child:
         text = self.proc.stderr.read(2000).decode(errors="replace")
         return " ".join(text.split())[:300] or None
 
-    def _send(self, payload: dict[str, Any]) -> None:
+    def _send(self, payload: dict[str, Any], deadline: float, what: str) -> None:
+        """Write one request line by `deadline`. The pipe is non-blocking: a child that stops reading (its function
+        sleeps while a thread forges the replies, its pipe shrunk to one page with F_SETPIPE_SZ) fills it, and a
+        blocking write would wait for ever, past every time limit, with the run and its episode."""
         assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(json.dumps(payload).encode() + b"\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise RunStopped(self._ended()) from None
+        fd = self.proc.stdin.fileno()
+        data = memoryview(json.dumps(payload).encode() + b"\n")
+        while data:
+            remaining = deadline - _now()
+            if remaining <= 0:
+                raise RunStopped(f"timeout: {what} did not finish within {self.limits.call_seconds:g} s (the "
+                                 "process stopped reading its input); the process was stopped")
+            try:
+                if select.select([], [fd], [], remaining)[1]:
+                    data = data[os.write(fd, data):]
+            except BlockingIOError:
+                continue
+            except OSError:
+                raise RunStopped(self._ended()) from None
 
     def _ended(self) -> str:
         try:
@@ -274,8 +297,9 @@ class _Child:
     def call(self, args: tuple[Any, ...], run_deadline: float) -> Any:
         self.next_id += 1
         shown = f"candidate({', '.join(_short(a, 80) for a in args)})"
-        self._send({"id": self.next_id, "args": _encode(list(args))})
-        reply = self.receive(min(run_deadline, _now() + self.limits.call_seconds), shown)
+        deadline = min(run_deadline, _now() + self.limits.call_seconds)
+        self._send({"id": self.next_id, "args": _encode(list(args))}, deadline, shown)
+        reply = self.receive(deadline, shown)
         if reply.get("id") != self.next_id:
             raise RunStopped("the solution's process answered out of turn (it wrote to the test channel)")
         if "value" in reply:
@@ -368,7 +392,9 @@ def _started(child: _Child, sandbox: str) -> None:
     it raises instead of scoring."""
     what = "the jail" if sandbox == "jail" else "the sandbox process"
     try:
-        first = child.receive(_now() + STARTUP_SECONDS, "starting the sandbox")
+        deadline = _now() + STARTUP_SECONDS
+        child._send(child.config, deadline, "starting the sandbox")  # read before any agent code runs
+        first = child.receive(deadline, "starting the sandbox")
     except RunStopped as stop:
         waited = f"no answer within {STARTUP_SECONDS:g} s" if str(stop).startswith("timeout") else str(stop)
         raise JailUnavailable(f"{what} did not start: {child.startup_failure() or waited}") from None

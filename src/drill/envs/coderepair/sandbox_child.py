@@ -1,9 +1,10 @@
 """The sandboxed side of a test run. Not imported by Drill: its source is passed to `python -I -S -c` in a fresh
 process (see `sandbox.py`), inside the jail (`jail.py`) unless the user chose the audit hook alone. From the first
-request line (the configuration) it writes solution.py into its working directory, sets resource limits, installs
-the seccomp filter it was given (while only this trusted code has run), installs a blocking audit hook, loads
-solution.py, and then answers one call of the entry point per request line: the arguments come in, the return value
-(plain data only) or the exception goes out. Expected outputs never enter this process."""
+request line (the configuration) it writes solution.py into its working directory (in the jail, bubblewrap has put
+it in the read-only workspace already), sets resource limits, installs the seccomp filter it was given (while only
+this trusted code has run), installs a blocking audit hook, loads solution.py, and then answers one call of the
+entry point per request line: the arguments come in, the return value (plain data only) or the exception goes out.
+Expected outputs never enter this process."""
 
 import json
 import os
@@ -172,8 +173,9 @@ def main():
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     config = json.loads(requests.readline())
-    with open("solution.py", "w", encoding="utf-8") as handle:
-        handle.write(config["source"])
+    if config["source"] is not None:  # in the jail, bubblewrap has put it in the read-only workspace already
+        with open("solution.py", "w", encoding="utf-8") as handle:
+            handle.write(config["source"])
     try:
         _limit(config["limits"])
         if config["seccomp"] is not None:
