@@ -169,13 +169,14 @@ def test_mail_sent_counts_whatever_became_of_its_sent_copy() -> None:
     env = CopilotEnv(transient_rate=0.0)
     wrong_id = env.base.peek_id("m")
     ship = _task(env, "shipments_to_customer")
-    confirm = next(c for c in ship.solution if c.tool == "request_confirmation")
     send = next(c for c in ship.solution if c.tool == "send_mail")
-    wrong = Action(tool="send_mail", arguments={**send.arguments, "body": "July 1, August 2, September 3."})
+    # a first draft sent to a colleague (the customer's one approval lets one email through: asked again, the user
+    # declines, so the wrong email cannot go to the customer too)
+    wrong = Action(tool="send_mail", arguments={**send.arguments, "to": ["hannah.schultz@kestrel.example"],
+                                                "body": "July 1, August 2, September 3."})
     calls = _calls(ship)
     at = calls.index(next(c for c in calls if c.tool == "request_confirmation"))
-    cheat = [*calls[:at], Action(tool=confirm.tool, arguments=dict(confirm.arguments)), wrong, *calls[at:],
-             Action.call("delete_mail", message_ids=[wrong_id])]
+    cheat = [*calls[:at], wrong, *calls[at:], Action.call("delete_mail", message_ids=[wrong_id])]
     assert _passes(env, ship, _calls(ship), "sent to the right person")
     assert not _passes(env, ship, cheat, "sent to the right person")
     assert env.world.messages[wrong_id].folder == "trash" and len(env.world.sent) == len(env.base.sent) + 2
