@@ -12,7 +12,8 @@ import pytest
 from drill.core import Action, Episode, PolicyInfo, PolicyInput, run_episodes
 from drill.envs.inbox import InboxEnv, InboxQuestion, baselines, load, rubric
 from drill.envs.inbox.baselines import HeuristicPolicy, search_keywords
-from drill.envs.inbox.questions import IDK, lexicon_of, match_verdict
+from drill.envs.inbox.questions import IDK, AnswerJudge, lexicon_of, match_verdict
+from drill.envs.inbox.spec import judge_lexicon
 
 
 @pytest.fixture(scope="session")
@@ -215,6 +216,20 @@ def test_the_gold_packed_with_other_golds_of_its_kind_is_wrong(env: InboxEnv, jo
         others = [g for g in golds[q.kind] if g != q.answer][:2]
         assert match_verdict(q, q.answer, lexicon).verdict == "correct"
         assert match_verdict(q, join([q.answer, *others]), lexicon).verdict == "wrong", (q.question, others)
+
+
+def test_the_rubric_judge_knows_the_golds_of_every_split(env: InboxEnv) -> None:
+    """The rubric's judge knew only train's and test's golds: "The Royal Mile Hotel", which only a validation question
+    names, written in lower case beside another question's gold was no second place (206 of 206 place questions
+    judged correct; a red team, 2026-11-28)."""
+    lexicon = judge_lexicon(env)
+    questions = [q for split in ("train", "validation", "test") for q in env.tasks(split) if q.answer is not None]
+    assert not [(q.id, q.answer) for q in questions if q.answer not in lexicon.get(q.kind, ())]
+    judge = AnswerJudge("match", lexicon=lexicon)
+    places = [q for q in env.tasks("test") if q.kind == "place" and q.answer is not None]
+    for gold in dict.fromkeys(q.answer for q in env.tasks("validation") if q.kind == "place" and q.answer):
+        q = next(q for q in places if q.answer != gold)
+        assert judge(q, f"{q.answer} {gold.lower()}").verdict == "wrong", gold
 
 
 def test_every_gold_answer_is_judged_correct(env: InboxEnv) -> None:

@@ -25,11 +25,12 @@ def load(**options: Any) -> InboxEnv:
 
 
 def judge_lexicon(env: InboxEnv) -> dict[str, tuple[str, ...]]:
-    """What the judge knows of each kind: every gold answer of the question file (`lexicon_of`) and, as names, every
-    person the mail store holds. A name no gold uses, written in lower case, is still a second name: "lucas fontaine
-    chidi yilmaz", every name of a mail packed, was judged correct on 21 more train questions than the heuristic
-    answered (an outside red team, experiments/LOG.md, 2026-11-27)."""
-    lexicon = lexicon_of([*env.tasks("train"), *env.tasks("test")])
+    """What the judge knows of each kind: every gold answer of the question file, all three splits (`lexicon_of`) and,
+    as names, every person the mail store holds. A name no gold uses, written in lower case, is still a second name:
+    "lucas fontaine chidi yilmaz", every name of a mail packed, was judged correct on 21 more train questions than the
+    heuristic answered (an outside red team, experiments/LOG.md, 2026-11-27). Until 2026-11-28 validation's golds were
+    left out, so "Harbor Room the royal mile hotel" (a hotel only a validation question names) was one place."""
+    lexicon = lexicon_of([q for split in ("train", "validation", "test") for q in env.tasks(split)])
     lexicon["name"] = tuple(dict.fromkeys([*lexicon.get("name", ()), *env.store.people()]))
     return lexicon
 
