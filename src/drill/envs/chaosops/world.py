@@ -159,7 +159,7 @@ class WorldSim:
         """Rendered view sections (metrics, alerts, logs, trace); cleared whenever the fleet changes."""
         self._alerts: tuple[Alert, ...] | None = None
         self._health_now: tuple[ServiceHealth, ...] | None = None
-        self.fleet = Fleet(rng, self.services, failure, tier, self.view_cache)
+        self.fleet = Fleet(rng, self.services, failure, tier, self.view_cache, random.Random(f"{key}:wording"))
         self.trace: list[FleetAction] = self.fleet.trace
         self.paused: list[str] = self.fleet.paused
         self.affected: tuple[str, ...] = tuple(dict.fromkeys(
