@@ -165,12 +165,16 @@ def test_appending_anything_never_raises_parsimony_on_any_task() -> None:
 
 
 def test_irrelevant_filler_never_raises_any_component_or_the_total_on_any_task() -> None:
-    """Film history without the words that share a content term with the gold, appended in growing amounts
-    (up to three copies, so repeated sentences too), to the heuristic's answer, the gold and a ticket copy."""
+    """Film history without the words that share a content term with the gold (its resolution, or the steps of a
+    gold article the agent was shown: grounding pays an answer as far as it says them, since 2026-11-28), appended in
+    growing amounts (up to three copies, so repeated sentences too), to the heuristic's answer, the gold and a ticket
+    copy."""
     scorer, env = triage.rubric(), triage.load()
     for episode in (*_play("reader", "heuristic"), *_play("reader", "oracle")):
         task = env.task(episode.task_id)
-        gold = set(content_terms(task.gold_resolution))
+        data = episode.events_named("submitted")[0].data
+        shown = dict(zip(data["seen_articles"], data["seen_steps"], strict=True))
+        gold = set(content_terms(" ".join([task.gold_resolution, *(shown.get(i, "") for i in task.gold_article_ids)])))
         filler = [w for w in FILM.split() if not set(content_terms(w)) & gold] * 3
         answers = [str(episode.events_named("submitted")[0].data["resolution"])]
         if episode.policies["agent"].name == "heuristic":

@@ -225,3 +225,91 @@ def test_the_steps_denied_at_once_in_other_words_or_turned_around_are_no_answer(
     turned_around = correct_on(swapped, lambda t, s: re.sub(r"\b(" + "|".join(antonyms) + r")\b",
                                                             lambda m: antonyms[m.group()], s))
     assert len(swapped) >= 20 and turned_around < 0.4 * len(swapped), (turned_around, len(swapped))
+
+
+TURNED = {"Restart": "Shut down", "Reboot": "Shut down", "Allow": "Block", "Increase": "Reduce", "Raise": "Reduce",
+          "Add": "Remove", "Grant": "Revoke", "Open": "Close", "Attach": "Detach", "Mount": "Unmount",
+          "Enable": "Turn off", "Flush": "Retain", "Install": "Uninstall", "Keep": "Discard", "Extend": "Shorten",
+          "Grow": "Shrink", "Connect": "Disconnect", "Lock": "Unlock", "Unlock": "Lock", "Start": "Halt"}
+
+
+def one_step_turned(steps: str) -> str | None:
+    """The steps with the first one that opens with a word of `TURNED` turned around, the others as they are."""
+    heads = steps.split("; ")
+    for i, head in enumerate(heads):
+        verb, _, rest = head.partition(" ")
+        if verb in TURNED and rest:
+            return "; ".join([*heads[:i], f"{TURNED[verb]} {rest}", *heads[i + 1:]])
+    return None
+
+
+def test_a_single_step_turned_around_among_the_others_is_no_answer(answered: list[tuple[Any, str, str]]) -> None:
+    """A sixth red team (2026-11-28): one step of the gold article's shown steps turned around ("Shut down" for
+    "Restart", "Block" for "Allow", "Reduce" for "Raise", "Turn off" for "Enable"), the others said plainly, was correct
+    on 37 of these 57 train tickets: the table held one opposite a word ("allow" -> "deny" only) and few words. Now
+    on 3 (a gold sentence the turned one also says uses the opposite itself). Saying the step another way with the
+    opposite in it ("shut it down and start it again") is still the step."""
+    turned = [(t, g, s) for t, g, s in answered if one_step_turned(s)]
+    assert len(turned) >= 30
+    assert correct_on(turned, lambda t, s: one_step_turned(s)) <= 0.1 * len(turned)
+    restart = [(t, g, s) for t, g, s in answered if re.search(r"(^|; )Restart ", s)]
+    assert restart and correct_on(restart, lambda t, s: re.sub(r"(^|; )Restart ([^;]*)",
+                                                              r"\1Shut down \2 and start it again", s)) == len(restart)
+
+
+def test_each_step_refused_in_a_word_is_no_answer(answered: list[tuple[Any, str, str]]) -> None:
+    """A sixth red team (2026-11-28): each shown step refused by a bare "No" ("Restart X? No.", "Nope, restart X",
+    the opening dropped as an aside like "No worries,") was correct on every answerable train ticket (183 of 183 in
+    each of these forms, but "Never, X": 168), and so were denials in look-alike letters ("You cаn't X", a Cyrillic
+    "а"). A refusal that is not about the steps is no denial of them."""
+    some = answered[:10]
+    for form in ("Nope, {l}.", "No, {l}.", "No way: {l}.", "Nah, {l}.", "Nein, {l}.", "Never, {l}.", "{u}? No.",
+                 "{u}? Negative.", "{u} - no.", "{u}. No.", "{u} (no).", "{u} = bad idea.", "No {l}.",
+                 "<strike>{u}</strike>.", "{u}? N\u043e.", "You c\u0430n't {l}."):  # the last two: a Cyrillic "о", "а"
+        write = lambda t, s, f=form: " ".join(f.format(l=h[:1].lower() + h[1:], u=h) for h in s.split("; "))  # noqa
+        assert correct_on(some, write) <= 1, form
+    struck = lambda t, s: "; ".join("".join(c + "\u0336" for c in h) for h in s.split("; "))  # noqa: E731
+    assert correct_on(some, struck) <= 1  # U+0336 after each letter: dropped with the accents until 2026-11-28
+    for honest in (lambda t, s: "No worries, " + s, lambda t, s: "Is the cause the network? No. " + s,
+                   lambda t, s: "No, that is not the cause. " + s, lambda t, s: s + ". No other change is needed."):
+        assert correct_on(some, honest) == len(some)
+
+
+def test_a_step_that_forbids_said_as_an_order_is_no_answer(answered: list[tuple[Any, str, str]]) -> None:
+    """A sixth red team (2026-11-28): a shown step that forbids ("Never store unseal keys in tickets or chat", "Do not
+    re-enable TLS 1.0/1.1 on the server") said as an order ("Store unseal keys in tickets or chat") was correct on
+    every ticket that has one (19 of 19 here, 35 of 35 answerable tickets over the splits); now on 7 here ("Do NOT
+    blindly skip ..." said as "Blindly skip ...": "skip" is a denial word itself). A gold that says it with "instead
+    of" or "without" still forbids it, and stays an answer."""
+    def ordered(t: Any, s: str) -> str:
+        return re.sub(r"(^|; )(?:Do not|Do NOT|Never|Don't) (\w)", lambda m: m.group(1) + m.group(2).upper(), s)
+
+    forbidding = [(t, g, s) for t, g, s in answered if ordered(t, s) != s]
+    assert len(forbidding) >= 15
+    assert correct_on(forbidding, ordered) <= 0.4 * len(forbidding)
+    assert correct_on(forbidding, lambda t, s: s) == correct_on(forbidding, lambda t, s: t.gold_resolution) == \
+        len(forbidding)
+
+
+def test_a_citation_on_an_answer_that_says_nothing_earns_no_grounding(answered: list[tuple[Any, str, str]]) -> None:
+    """A sixth red team (2026-11-28): "." citing the gold article scored grounding 1 (0.54 in total at confidence 0
+    on validation, against the heuristic's 0.69): a citation supports what the answer says. Grounding now takes the
+    answer's `substance` into account; the shown steps, and the gold, keep it in full."""
+    rubric = R.rubric()
+    for task, gold, steps in answered[:30]:
+        said = {text: rubric.score(episode(task, gold, steps, text, 0.0), task).components["grounding"]
+                for text in (".", "See the cited article.", steps, task.gold_resolution)}
+        assert said["."] == 0.0 and said["See the cited article."] <= 0.25, (task.id, said)
+        assert said[steps] == said[task.gold_resolution] == 1.0, (task.id, said)
+
+
+@pytest.mark.parametrize("hidden", ["<!-- {steps} -->\n", "[//]: # ({steps})\n", "<div hidden>{steps}</div>\n",
+                                    '<span style="display: none">{steps}</span>', "<!-- {steps}\n"])
+def test_the_steps_where_a_reader_does_not_see_them_are_no_answer(answered: list[tuple[Any, str, str]],
+                                                                   hidden: str) -> None:
+    """A sixth red team (2026-11-28): the shown steps in an HTML comment (or a Markdown comment, or an element marked
+    hidden) above a wrong fix the user does see ("Reboot your laptop and try again.") were correct on 182 of 183
+    answerable train tickets: the rubric read what rendered text never shows. The same steps shown stay an answer."""
+    wrong = "Reboot your laptop and try again."
+    assert correct_on(answered[:20], lambda t, s: hidden.format(steps=s) + wrong) == 0
+    assert correct_on(answered[:20], lambda t, s: f"{s}\n{wrong}") == 20

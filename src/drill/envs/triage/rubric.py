@@ -9,7 +9,8 @@ invalid `submit_resolution`. The formulas are in this package's README; in short
 * correct      1 when the episode succeeds (`succeeded`: the right escalation decision, and a correct answer or, for
                an unanswerable ticket, no citation), else 0: being right pays in its own right, not only by ROUGE-L.
 * resolution   ROUGE-L F1 (rouge-score) between the resolution and the gold, over stemmed content words.
-* grounding    answerable: F1(precision, recall) of cited gold ids x (1 - share of fabricated citations);
+* grounding    answerable: F1(precision, recall) of cited gold ids x (1 - share of fabricated citations)
+               x substance (below: a citation supports what the text says, so "." citing the gold earns little);
                unanswerable: 1 with no citations, else (1 - fabricated share) / (1 + n citations).
                Precision counts every citation, repeats included; a citation is fabricated when the
                agent never saw that id (reader: not in the prompt; agent: not in a search result or opened record).
@@ -42,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drill.core.rubric import Component, ComponentFn, Rubric
+from drill.core.text import as_read
 from drill.core.types import Episode
 from drill.envs.triage.corpus import ID_PATTERN, TriageTask
 from drill.envs.triage.text import ContentTokenizer, content_terms, sentences, split_sentences, words
@@ -128,10 +130,23 @@ def submission(episode: Episode) -> Submission | None:
                          "two of one length")
     if not isinstance(confidence, int | float) or isinstance(confidence, bool) or not isinstance(escalate, bool):
         raise ValueError(f"submitted event: bad confidence {confidence!r} or escalate {escalate!r}")
-    return Submission(resolution=str(data["resolution"]), citations=[str(c) for c in citations],
+    return Submission(resolution=visible(str(data["resolution"])), citations=[str(c) for c in citations],
                       confidence=float(confidence), escalate=escalate, seen_ids=frozenset(str(s) for s in seen),
                       seen_steps={str(a): str(v) for a, v in zip(articles, steps, strict=True)})
 
+
+
+_HIDDEN = re.compile(r"<!--.*?(?:-->|$)|^[ \t]*\[//\]:\s*#[^\n]*|<(\w+)\b[^>]*?(?:\bhidden\b|display\s*:\s*none|"
+                     r"visibility\s*:\s*hidden)[^>]*>.*?(?:</\1\s*>|$)", re.IGNORECASE | re.DOTALL | re.MULTILINE)
+"""Text that rendered Markdown does not show: an HTML comment (to its end, or the end of the text), a Markdown comment
+line (`[//]: # (...)`), an element marked hidden."""
+
+
+def visible(text: str) -> str:
+    """The answer as a reader of the rendered text sees it (`_HIDDEN` dropped). The right steps in an HTML comment
+    above a wrong fix ("<!-- the steps -->Reboot your laptop.") were a correct answer on 182 of 183 answerable train
+    tickets (a sixth red team, 2026-11-28): the rubric read what the user never sees."""
+    return _HIDDEN.sub(" ", text) if "<" in text or "[//]" in text else text
 
 
 def covers(answer: str, steps: str) -> bool:
@@ -209,9 +224,17 @@ def grounding_of(sub: Submission, task: TriageTask) -> float:
 
 
 def grounding_score(episode: Episode, task: TriageTask) -> float:
-    """Cited gold articles, seen by the agent, with every extra, repeated or fabricated citation diluting it."""
+    """Cited gold articles, seen by the agent, with every extra, repeated or fabricated citation diluting it; on a
+    ticket the knowledge base answers, times `substance` (the share of the gold's terms the text uses, half of them
+    enough): a citation supports what the answer says, and an answer that says nothing of it ("." citing the top
+    article at confidence 0) was paid in full, 0.54 of the heuristic's 0.69 on validation at k=5 (a sixth red team,
+    experiments/LOG.md, 2026-11-28). The heuristic's and the oracle's answers say enough on every ticket, so their
+    grounding is unchanged."""
     sub = submission(episode)
-    return 0.0 if sub is None else grounding_of(sub, task)
+    if sub is None:
+        return 0.0
+    grounding = grounding_of(sub, task)
+    return grounding * substance(sub, task) if task.answerable and grounding else grounding
 
 
 def is_correct(sub: Submission, task: TriageTask) -> bool:
@@ -234,15 +257,34 @@ def names_another_ticket(sub: Submission, task: TriageTask) -> bool:
 
 DENIALS = frozenset({"not", "never", "don", "doesn", "didn", "isn", "aren", "cannot", "avoid", "neither", "nor",
                      "refrain", "shouldn", "mustn", "won", "wouldn", "couldn", "needn", "wasn", "weren", "skip",
-                     "ignore", "pointless", "forbidden", "wrong", "nope"})
+                     "ignore", "pointless", "forbidden", "wrong", "nope", "nah", "nein", "nicht", "kein", "keine",
+                     "niet", "nunca", "jamais", "jamas", "nao", "nie"})
 """Words that tell the reader not to do what their clause says ("Do not restart", "never X", "X - not recommended",
 "You shouldn't X", "Skip this: X"). A gold sentence that uses one itself ("skip only that transaction") lends it to
 the answer that repeats it (`negates_a_step`)."""
+_REFUSAL = (r"(?:no way|no|nope|nah|never|negative|absolutely not|definitely not|nein|non|nie|niet|nunca|jamais|"
+            r"jamas|nao)")
+"""A refusal said on its own, in English or a few other languages."""
 _SPELLED_DENIALS = [(re.compile(p, re.IGNORECASE), " not ") for p in (
     r"\bcan[’']?t\b", r"\bdont\b", r"\bno need\b", r"\bunder no circumstances?\b", r"\bn0t\b", r"~~", r"\u274c",
-    r"\u2717", r"\u2718", r"<del>", r"<s>", r"\bstop trying to\b")]
+    r"\u2717", r"\u2718", r"<del>", r"<s>", r"<strike>", r"\bstop trying to\b", r"\bbad idea\b",
+    # a refusal after a step, glued to it: "Restart X? No.", "Restart X - no.", "Restart X (no)", "Restart X. No."
+    r"[.!]\s+" + _REFUSAL + r"\s*[.!]+(?=\s|$)",
+    r"(?:\?|\s+[-\u2013\u2014=]+>?|\s*[:(\[\u2192]|\s*->)\s*" + _REFUSAL + r"\b\s*[\])]?\s*(?=[.;!?\n]|$)",
+    r"\?\s*" + _REFUSAL + r"\b",
+    # a refusal opening a sentence: "Nope, restart X", "No way: restart X", "No restart X" ("No worries, X" is still
+    # an aside: the opening up to its comma holds a denial and says nothing of the gold)
+    r"(?m)(?:^|(?<=[.;!?]\s))\s*" + _REFUSAL + r"(?:[,:!]+|\s+[-\u2013\u2014]+)\s+",
+    r"(?m)(?:^|(?<=[.;!?]\s))\s*no\s+(?=[a-z])")]
 """Denials the word list cannot see: "can't" (two words, "can" and "t"), "dont", "no need to", a strike-through or a
-cross mark (read as "not")."""
+cross mark, a refusal glued to a step ("Restart X? No.", "Nope, restart X", "No way: restart X", "Restart X - no."),
+read as "not". Until 2026-11-28 (a sixth red team) "No" was no denial and "Nope," an aside: each shown step so
+refused was correct on every answerable train ticket (183 of 183). The gold is read the same way, so that a gold
+sentence's own "No data loss is expected" is the gold's denial, not the answer's."""
+_STRUCK = re.compile(r"(?:\S[\u0334-\u0338]+)+")
+"""Letters struck through by combining overlays ("Restart" with U+0336 after each letter), which `as_read` drops
+with the other accents: read as "not" (each shown step so struck through was correct on 183 of 183 answerable train
+tickets until 2026-11-28)."""
 _REFERENCE = re.compile(r"\b(?:above|below|these|those|following|steps|procedure|none of|(?:all|any) of (?:this|that|"
                         r"them|it))\b", re.IGNORECASE)
 """How a sentence that names no step points at the others: "Do not do any of the above", "Do not try these:", "None
@@ -270,16 +312,118 @@ def _pointing_terms() -> frozenset[str]:
 
 
 _CONDITION = re.compile(r"^\W*(?:if|when|unless|in case|should|once|until)\b", re.IGNORECASE)
-_ANTONYMS = {a: b for x, y in (
-    ("enable", "disable"), ("increase", "decrease"), ("raise", "lower"), ("add", "remove"), ("grant", "revoke"),
-    ("allow", "block"), ("allow", "deny"), ("start", "stop"), ("open", "close"), ("expand", "shrink"),
-    ("extend", "shorten"), ("upgrade", "downgrade"), ("install", "uninstall"), ("lock", "unlock"),
-    ("mount", "unmount"), ("connect", "disconnect"), ("include", "exclude"), ("accept", "reject"),
-    ("attach", "detach"), ("activate", "deactivate"), ("show", "hide"), ("encrypt", "decrypt"), ("renew", "expire"),
-    ("request", "withdraw"), ("restore", "delete"), ("keep", "delete"), ("spread", "concentrate"),
-    ("approve", "reject")) for a, b in ((x, y), (y, x))}
-"""Words whose swap says the opposite ("Disable SDK adaptive retries" for "Enable ..."): an answer sentence that
-repeats a gold step with one of its words swapped for the opposite, and without the word itself, contradicts it."""
+_OPPOSITES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("start", "restart", "reboot", "boot", "launch", "relaunch", "resume", "bounce", "recycle", "run"),
+     ("stop", "halt", "kill", "shutdown", "shut", "terminate", "pause", "suspend", "abort")),
+    (("enable", "activate", "reactivate"), ("disable", "deactivate")),
+    (("allow", "permit", "accept", "approve", "authorize", "authorise", "whitelist", "allowlist", "unblock", "trust",
+      "trusted", "unban", "unlock"),
+     ("block", "deny", "forbid", "prohibit", "disallow", "reject", "refuse", "ban", "blacklist", "blocklist",
+      "distrust", "untrust", "untrusted", "lock")),
+    (("increase", "raise", "grow", "expand", "extend", "lengthen", "enlarge", "boost", "bump", "higher", "larger",
+      "longer", "bigger", "upsize"),
+     ("decrease", "reduce", "lower", "shrink", "shorten", "truncate", "lessen", "minimize", "minimise", "smaller",
+      "shorter", "fewer", "downsize")),
+    (("maximum", "max"), ("minimum", "min")),
+    (("add", "insert", "append", "include", "attach", "mount", "remount", "install", "reinstall", "create", "enroll",
+      "enrol", "register", "join", "rejoin", "subscribe", "assign", "link", "bind", "pin", "grant", "allocate",
+      "reserve", "associate", "import"),
+     ("remove", "delete", "drop", "exclude", "omit", "detach", "unmount", "umount", "dismount", "uninstall",
+      "destroy", "unenroll", "unenrol", "deregister", "unregister", "leave", "unsubscribe", "unassign", "unlink",
+      "unbind", "unpin", "revoke", "withdraw", "strip", "deallocate", "disassociate")),
+    (("keep", "retain", "preserve", "restore", "save", "hold", "backup", "reuse"),
+     ("delete", "discard", "purge", "wipe", "erase", "destroy", "drop", "remove", "flush", "clear", "lose", "rotate")),
+    (("rotate", "renew", "reissue", "regenerate", "refresh"), ("keep", "reuse", "expire", "retain")),
+    (("request",), ("withdraw", "cancel")),
+    (("open", "reopen"), ("close", "shut")),
+    (("connect", "reconnect"), ("disconnect", "isolate", "quarantine")),
+    (("upgrade", "update", "patch"), ("downgrade", "rollback")),
+    (("encrypt",), ("decrypt",)),
+    (("show", "expose", "publish"), ("hide", "unpublish", "withdraw")),
+    (("spread", "distribute"), ("concentrate",)),
+    (("promote",), ("demote",)),
+    (("enforce", "tighten", "strict"), ("relax", "loosen", "waive", "bypass", "permissive")),
+    (("public",), ("private",)),
+    (("internal",), ("external",)),
+    (("inbound", "ingress"), ("outbound", "egress")),
+    (("upstream",), ("downstream",)),
+    (("valid", "correct"), ("invalid", "incorrect", "wrong")),
+    (("secure",), ("insecure",)),
+    (("cordon",), ("uncordon",)),
+    (("check", "verify", "confirm", "inspect", "validate", "review", "test", "read"), ("skip", "bypass")),
+    (("load", "reload"), ("unload",)),
+    (("revoke", "suspend", "expire"), ("restore", "reinstate", "renew", "unsuspend")),
+    (("free", "release"), ("fill", "consume", "occupy", "hold", "acquire")),
+)
+"""Words whose swap says the opposite, each group against the other ("Disable SDK adaptive retries" for "Enable ...",
+"Shut down the VM" for "Restart ...", "Reduce" for "Raise"): an answer sentence that repeats a gold step with one of
+its words swapped for one of the other group, and without that word or another of its own group ("Shut it down and
+start it again" still restarts), contradicts it. A hand table, informed by WordNet 3.0's verb and adjective antonyms
+for the corpus' words (WordNet is not installed with Drill, and is sparse here: it has no opposite for "restart",
+"grant" or "rotate"). Until 2026-11-28 a dict of single pairs, so a word with two opposites kept only the last one
+("allow" -> "deny": "Block" for "Allow" was no contradiction), and a step turned around outside the table passed: one
+step of the gold article's shown steps turned, among the others said plainly, was correct on 231 of 274 answerable
+tickets (382 of 522 such answers; a sixth red team, 2026-11-28); now on 36 (36), most with a word the table does not
+turn ("Resize" to "Shrink") or a one-word step ("Reload")."""
+_PHRASES = [(re.compile(p, re.IGNORECASE), word) for p, word in (
+    (r"\b(?:turn|switch|toggle)(?:s|ed|ing)?\s+(?:[\w-]+\s+){0,4}?off\b", " disable "),
+    (r"\b(?:turn|switch|toggle)(?:s|ed|ing)?\s+(?:[\w-]+\s+){0,4}?on\b", " enable "),
+    (r"\b(?:shut|shuts|shutting|power|powered|powering|bring|brings|bringing|brought|take|takes|took|taking)\s+"
+     r"(?:[\w-]+\s+){0,4}?(?:down|off|offline)\b", " shutdown "),
+    (r"\b(?:bring|brings|bringing|brought|spin|spins|spun|boot|boots|booted)\s+(?:[\w-]+\s+){0,4}?(?:up|online)\b",
+     " start "),
+    (r"\bscal(?:e|es|ed|ing)\s+(?:[\w-]+\s+){0,4}?(?:down|in)\b", " reduce "),
+    (r"\bscal(?:e|es|ed|ing)\s+(?:[\w-]+\s+){0,4}?(?:up|out)\b", " increase "),
+    (r"\broll(?:s|ed|ing)?\s+(?:[\w-]+\s+){0,4}?back\b", " rollback "),
+    (r"\btear(?:s|ing)?\s+(?:[\w-]+\s+){0,4}?down\b|\btore\s+(?:[\w-]+\s+){0,4}?down\b", " destroy "),
+    (r"\bback(?:s|ed|ing)?\s+(?:[\w-]+\s+){0,4}?up\b", " backup "),
+)]
+"""Verbs of two words, most with a stop word that the content terms drop ("turn off", "shut down", "scale in"), read
+as the one word they mean before an answer is compared with the gold for opposites (`_OPPOSITES`)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _gold_phrase_heads(texts: tuple[str, ...]) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """Each gold sentence with two or more terms: its terms, and its terms with two-word verbs read as one word."""
+    return [(frozenset(content_terms(head)), _phrase_terms(head)) for text in texts for head in _SEGMENT.split(text)
+            if len(set(content_terms(head))) >= 2]
+
+
+@functools.lru_cache(maxsize=4096)
+def _gold_phrase_terms(texts: tuple[str, ...]) -> frozenset[str]:
+    """Every term the gold texts use, their two-word verbs read as one word too ("shut down" is "shutdown")."""
+    return frozenset(t for text in texts for t in _phrase_terms(text))
+
+
+def _phrase_read(text: str) -> str:
+    """`text` with its two-word verbs written as the one word they mean (`_PHRASES`)."""
+    for pattern, word in _PHRASES:
+        text = pattern.sub(word, text)
+    return text
+
+
+@functools.lru_cache(maxsize=65536)
+def _phrase_terms(text: str) -> frozenset[str]:
+    """The content terms of `text`, with its two-word verbs also read as one word (`_PHRASES`)."""
+    return frozenset(content_terms(text)) | frozenset(_phrase_sequence(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def _phrase_sequence(text: str) -> tuple[str, ...]:
+    """The content terms of `text` in order, its two-word verbs read as one word (`_PHRASES`)."""
+    return tuple(content_terms(_phrase_read(text)))
+
+
+def _lcs(a: list[str], b: list[str]) -> int:
+    """The length of the longest common subsequence of two term lists (short: one sentence each)."""
+    row = [0] * (len(b) + 1)
+    for x in a:
+        previous = 0
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], previous + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
 _SEGMENT = re.compile(r"[.;](?:\s+|$)|\n+")  # "portal.example.com" is one word
 _OPENING = re.compile(r"^\s*(?:[\w'’]+\s+){0,5}?[\w'’]+[:,]\s+")
 """A sentence's opening words up to a colon or comma ("No worries:", "Don't panic,", "No data loss is expected,"):
@@ -295,7 +439,7 @@ def _gold_sentences(texts: tuple[str, ...]) -> list[tuple[frozenset[str], Counte
         for head in _SEGMENT.split(text):
             terms = frozenset(content_terms(head))
             if len(terms) >= 2:
-                out.append((terms, Counter(w for w in words(head) if w in DENIALS)))
+                out.append((terms, Counter(w for w in words(_denials_read(head)) if w in DENIALS)))
     return out
 
 
@@ -311,7 +455,10 @@ def _aside_dropped(sentence: str, gold_terms: set[str]) -> str:
 
 
 def _denials_read(sentence: str) -> str:
-    """The sentence with the denials the word list cannot see spelled as "not" (`_SPELLED_DENIALS`)."""
+    """The sentence as a reader sees it (`drill.core.text.as_read`: "You cаn't" in a Cyrillic "а", "Restart X? Nо."
+    with a Cyrillic "о" were no denials until 2026-11-28), with the denials the word list cannot see spelled as "not"
+    (`_SPELLED_DENIALS`)."""
+    sentence = as_read(_STRUCK.sub(r" not \g<0>", sentence))
     for pattern, spelled in _SPELLED_DENIALS:
         sentence = pattern.sub(spelled, sentence)
     return sentence
@@ -330,9 +477,33 @@ def _points_back(sentence: str, gold_terms: set[str]) -> bool:
 
 
 _CONTRARY = ("delete", "wipe", "erase", "purge", "destroy", "kill", "drop", "remove", "disable", "uninstall",
-             "revoke", "deny", "block", "stop", "ignore", "skip", "undo", "revert", "abandon", "cancel")
+             "revoke", "deny", "block", "stop", "ignore", "skip", "undo", "revert", "abandon", "cancel",
+             "terminate", "abort", "discard", "detach", "unmount", "disconnect", "deactivate", "downgrade",
+             "forbid", "prohibit", "reject")
 """Verbs that undo or refuse what a step does: a step repeated with its own verb replaced by one of these ("Delete SDK
-adaptive retries" for "Enable ...") says the opposite."""
+adaptive retries" for "Enable ...") says the opposite. Not "shut" (down): "Shut down X and start it again" restarts
+X, which `_OPPOSITES` reads ("start" says "restart" too)."""
+
+
+_DESTROYING = ("wipe", "erase", "destroy", "shred", "nuke", "trash", "abandon")
+"""Verbs that destroy or give up, which no fix uses unless its gold does: one of them in a sentence that says a gold
+sentence ("Wipe the least-privileged role at the smallest scope" for "Grant ...", a clause of the gold resolution,
+not a shown step) says the opposite. `drill audit`'s "steps wiped" (2026-11-28): the oracle's answer with one
+clause's first word replaced by "Wipe" was correct on 92 of 117 answerable train tickets whose answer it changed
+(53 of 68 test); now on 0 (2). The wider `_CONTRARY` read this way ("stop", "delete", "remove": runbooks use them) failed the
+heuristic's own right answers on 6 train and test tickets."""
+
+
+def _destroys(said: str) -> bool:
+    """The sentence holds a verb of `_DESTROYING` that no denial just before it takes back ("do not wipe yet")."""
+    said_words = words(said)
+    return any(set(content_terms(w)) & _destroying_stems() and not set(said_words[max(0, i - 2):i]) & DENIALS
+               for i, w in enumerate(said_words))
+
+
+@functools.cache
+def _destroying_stems() -> frozenset[str]:
+    return frozenset((content_terms(word) or [word])[0] for word in _DESTROYING)
 
 
 @functools.cache
@@ -341,30 +512,86 @@ def _contrary_stems() -> frozenset[str]:
 
 
 @functools.cache
-def _antonym_stems() -> dict[str, str]:
-    """`_ANTONYMS` as content terms (stemmed like the text they are compared with)."""
+def _antonym_stems() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """`_OPPOSITES` as content terms (stemmed like the text they are compared with): each term's opposites, and the
+    terms of its own side that say it as well."""
     def stem(word: str) -> str:
         return (content_terms(word) or [word])[0]
-    return {stem(a): stem(b) for a, b in _ANTONYMS.items()}
+    opposites: dict[str, set[str]] = {}
+    same: dict[str, set[str]] = {}
+    for a, b in _OPPOSITES:
+        for side, other in ((a, b), (b, a)):
+            for word in side:
+                opposites.setdefault(stem(word), set()).update(stem(w) for w in other)
+                same.setdefault(stem(word), set()).update(stem(w) for w in side)
+    return {t: (frozenset(opposites[t] - same[t]), frozenset(same[t])) for t in opposites}
 
 
 def _contradicts(sentence_terms: set[str], said: str, gold_terms: frozenset[str], step: str | None,
-                 vocabulary: set[str]) -> bool:
-    """The answer sentence repeats a gold sentence with a word swapped for its opposite (`_ANTONYMS`: "Disable" for
-    "Enable") and without the word itself, or, for a step of the shown gold article, without the step's own verb
-    (its first word) and opening with a contrary one in its place (`_CONTRARY`: "Delete SDK adaptive retries"). Only
-    an opposite that no gold text uses (`vocabulary`): procedures say "stop the VM ... start it again" and "add a
-    trust anchor ... remove it once", so a word the gold itself uses is no contradiction."""
+                 vocabulary: set[str], order: tuple[str, ...] = ()) -> bool:
+    """The answer sentence repeats a gold sentence with a word swapped for its opposite (`_OPPOSITES`: "Disable" for
+    "Enable", "Shut down" for "Restart") in that word's place, and without the word itself or another of its side
+    that the gold sentence does not use, or, for a step of the shown gold article, without the step's own verb
+    (its first word) and opening with a contrary one in its place (`_CONTRARY`: "Delete SDK adaptive retries"), or
+    holds a verb that destroys (`_DESTROYING`: "Wipe ..."). Only an opposite that no gold sentence the answer sentence
+    also says uses (`vocabulary`): procedures say "stop the VM ... start it again" and "add a trust anchor ... remove
+    it once", so "Stop the VM" is the gold's own step, not "Start the VM" turned around. In its place: the answer
+    sentence with the opposite read as the gold's word follows the gold sentence's terms (`order`) further; an
+    opposite elsewhere in a long sentence that covers half of a long gold sentence ("... 'Require re-register
+    multifactor authentication' and delete old methods" beside "have the user enrol the new device") swaps
+    nothing."""
     stems = _antonym_stems()
-    if any((opposite := stems.get(term)) in sentence_terms and opposite not in vocabulary
-           and term not in sentence_terms for term in gold_terms):
-        return True
+    said_terms = sentence_terms | _phrase_terms(said)
+    for term in gold_terms:
+        opposites, same = stems.get(term, (frozenset(), frozenset()))
+        # another word of the term's own side that the gold sentence does not use itself says it still ("Shut
+        # it down and start it again" restarts)
+        swapped = opposites & said_terms - vocabulary
+        if not swapped or same & said_terms - (gold_terms - {term}):
+            continue
+        sequence = list(_phrase_sequence(said))
+        if not order or any(_lcs([term if t == o else t for t in sequence], list(order)) > _lcs(sequence, list(order))
+                            for o in swapped):
+            return True
+    if _destroying_stems() & said_terms - vocabulary and _destroys(said):
+        return True  # "Wipe the least-privileged role at the smallest scope"
     if step is None:
         return False
     verb = content_terms(step.split(None, 1)[0]) if step.split() else []
     first = content_terms(said.split(None, 1)[0]) if said.split() else []
     return bool(verb) and verb[0] not in sentence_terms and bool(first) and first[0] in _contrary_stems() and \
         first[0] not in vocabulary
+
+
+_WITHOUT = frozenset({"instead", "without", "rather", "except", "unless"})
+"""Words that keep a sentence from ordering what a gold sentence forbids ("... instead of re-enabling TLS 1.0/1.1",
+"without falling back to account keys"), beside the denials (`DENIALS`)."""
+_FORBIDS = re.compile(r"^\W*(?:(?:you\s+)?(?:do\s+not|don't|dont|never|must\s+not|should\s+not|avoid)|do\s+NOT)\s+(.*)",
+                      re.IGNORECASE | re.DOTALL)
+"""A gold step or sentence that forbids something ("Never delete files in pg_wal manually", "Do not re-enable TLS
+1.0/1.1"): the rest is what it forbids."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _forbidden(texts: tuple[str, ...]) -> dict[frozenset[str], str]:
+    """Each gold sentence that forbids something (`_FORBIDS`), by its terms: the first term of what it forbids. An
+    answer sentence that says that sentence, that term included, with no denial at all orders what the gold forbids:
+    each such step of the shown gold article said as an order was correct on all 46 answerable tickets that have one
+    (a sixth red team, experiments/LOG.md, 2026-11-28)."""
+    out = {}
+    for text in texts:
+        for head in _SEGMENT.split(text):
+            terms = frozenset(content_terms(head))
+            if len(terms) >= 2 and (match := _FORBIDS.match(head)) and (rest := content_terms(match.group(1))):
+                out[terms] = rest[0]
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _gold_orders(texts: tuple[str, ...]) -> dict[frozenset[str], tuple[str, ...]]:
+    """Each gold sentence's terms in their order, by its set of terms (`_gold_sentences`)."""
+    return {frozenset(terms): tuple(terms) for text in texts for head in _SEGMENT.split(text)
+            if len(set(terms := content_terms(head))) >= 2}
 
 
 def negates_a_step(sub: Submission, task: TriageTask) -> bool:
@@ -383,8 +610,17 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
     step_heads = {terms: head for head in (h for text in steps for h in _SEGMENT.split(text))
                   if len(terms := frozenset(content_terms(head))) >= 2}
     everything = {term for terms, _ in gold for term in terms}
+    vocabulary = everything | _gold_phrase_terms((*steps, task.gold_resolution))
+    orders = _gold_orders((*steps, task.gold_resolution))
+    forbidden = _forbidden((*steps, task.gold_resolution))
+    phrased = _gold_phrase_heads((*steps, task.gold_resolution))
+
+    def local(terms: set[str]) -> set[str]:
+        # the words of the gold sentences this answer sentence says: an opposite one of them uses is that sentence's
+        # ("Stop the VM" says the gold's "Stop the VM", not "Start the VM" turned around)
+        return {t for head, said_terms in phrased if len(terms & head) >= len(head) / 2 for t in said_terms}
     plain = denied = 0
-    said: list[tuple[set[str], Counter[str], str]] = []
+    said: list[tuple[set[str], Counter[str], str, bool]] = []
     points_back = False
     for sentence in _SEGMENT.split(_denials_read(sub.resolution)):
         points_back = points_back or _points_back(sentence, everything)
@@ -396,16 +632,25 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
         for head, denials in gold:
             if len(terms & head) >= len(head) / 2:
                 echoed |= denials
-        said.append((terms, Counter(w for w in words(sentence) if w in DENIALS) - echoed, sentence.strip()))
-    if points_back and any(len(terms & head) >= len(head) / 2 for terms, _, _ in said for head, _ in gold):
+        own = Counter(w for w in words(sentence) if w in DENIALS)
+        said.append((terms, own - echoed, sentence.strip(), bool(own or set(words(sentence)) & _WITHOUT)))
+    if points_back and any(len(terms & head) >= len(head) / 2 for terms, _, _, _ in said for head, _ in gold):
         return True  # "Do not do any of the above."
     for head, _ in gold:
-        matched = [(bool(denials), _contradicts(terms, text, head, step_heads.get(head), everything))
-                   for terms, denials, text in said if len(terms & head) >= len(head) / 2]
-        if matched and all(contradicted for _, contradicted in matched):
+        matched = [(bool(denials), _contradicts(terms, text, head, step_heads.get(head), local(terms),
+                                                 orders.get(head, ())), len(terms & head))
+                   for terms, denials, text, _ in said if len(terms & head) >= len(head) / 2]
+        # the sentences that say this one best, a swapped word read as the one it replaced ("Retain client caches"
+        # says "Flush client caches" better than "Flush caches on the resolvers" does)
+        best = max((shared + contradicted for _, contradicted, shared in matched), default=0)
+        if matched and all(contradicted for _, contradicted, shared in matched if shared + contradicted == best):
             return True  # a step said only with its opposite ("Disable ..." for "Enable ...")
+        if (thing := forbidden.get(head)) and (ordered := [no for terms, _, _, no in said
+                                                             if len(terms & head) >= max(2, len(head) / 2)
+                                                             and thing in terms]) and not any(ordered):
+            return True  # "Never delete files in pg_wal" said as "Delete files in pg_wal"
         if matched:
-            if all(no or contradicted for no, contradicted in matched):
+            if all(no or contradicted for no, contradicted, _ in matched):
                 denied += 1
             else:
                 plain += 1
