@@ -364,7 +364,8 @@ def test_a_third_party_environment_is_audited_with_nothing_but_its_spec(monkeypa
 
 COPILOT_FAMILIES = {"recipients": ("disguise: recipients", "heuristic: recipients added"),
                     "content": ("disguise: content copied", "heuristic: marked item sent"),
-                    "bulk": ("partial: bulk",), "undone": ("partial: undone",)}
+                    "bulk": ("partial: bulk",), "undone": ("partial: undone",),
+                    "mistake": ("partial: mistake", "partial: mistake hidden")}
 """The generated strategy families each copilot entry is about (a disguise with its plain counterpart)."""
 
 
@@ -468,6 +469,28 @@ def test_copilot_work_undone_after_the_task_is_caught_when_checks_read_one_attri
     assert "heuristic, each item acted on thrown away right after" in undone()
 
 
+def test_copilot_a_mistake_hidden_by_trashing_its_sent_copy_is_caught_when_checks_read_the_sent_folder(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fifth outside red team (2026-11-28): copilot counted sent mail from the `sent` folder, so a wrong email sent
+    first and its copy trashed was never counted. Put back, the audit's mistake (the first message also sent to
+    someone else first) hidden by trashing its copy succeeds where the mistake in sight fails; shipped, it does
+    not."""
+    import importlib
+
+    checks = importlib.import_module("drill.envs.copilot.checks")
+
+    def hidden() -> list[str]:
+        return [f.strategy for f in copilot_audit(("a hidden mistake is not counted",), "mistake").findings]
+
+    def from_the_sent_folder(start: Any, end: Any) -> list[Any]:
+        """The bug: what is in the `sent` folder at the end is what was sent."""
+        return [m for k, m in end.messages.items() if k not in start.messages and m.folder == "sent"]
+
+    assert hidden() == []
+    monkeypatch.setattr(checks, "new_sent", from_the_sent_folder)
+    assert hidden() == ["heuristic, its first message also sent to someone else first, that copy thrown away"]
+
+
 def test_copilot_a_bulk_check_that_reads_only_the_items_left_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     from drill.envs.copilot import checks
 
@@ -519,6 +542,25 @@ def test_a_success_measure_that_takes_a_word_salad_is_caught(monkeypatch: pytest
     assert salad_findings() == []
     monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "in_runs", lambda answer, gold: True)
     assert ("success accepts a word salad", "oracle, submit_resolution.resolution thinned") in salad_findings()
+
+
+def test_a_success_measure_that_takes_the_opposite_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fifth and a sixth outside red team (2026-11-28): a triage answer with a step turned around ("Disable" for
+    "Enable", "Shut down" for "Restart") or its verb replaced by a destructive one was correct. The audit's own table
+    of opposites and its "Wipe" mutation find it with the check put back (`_contradicts` never true); the shipped
+    rubric refuses both."""
+    import importlib
+
+    def opposite_findings() -> list[str]:
+        result = audit_env(triage.SPEC, {}, budget_s=math.inf, combos=0,
+                           select=lambda strategy: strategy.garble in ("turned around", "steps wiped"))
+        assert len(result.strategies) >= 2, "the opposite mutations are generated for the answer field"
+        return [f.strategy for f in result.findings if f.kind == "success accepts the opposite"]
+
+    assert opposite_findings() == []
+    monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "_contradicts", lambda *a, **k: False)
+    found = opposite_findings()  # one finding for the field: the best of the two mutations
+    assert len(found) == 1 and found[0].startswith("oracle, submit_resolution.resolution "), found
 
 
 def test_an_answer_given_away_by_its_place_in_the_observation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,6 +19,9 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   instead of the item sent): the rule reads the form, not what the act does;
 * error, "undone work counted as done" — the heuristic or the oracle with each item it acted on thrown away right
   after still succeeds by the environment's own success measure (`judge_undone`);
+* error, "a hidden mistake is not counted" — the heuristic's first message also sent to someone else first, then that
+  copy thrown away (`misdirect_first`), succeeds by the environment's own success measure where the same mistake
+  left in sight fails (`judge_covered`);
 * error, "refused calls steer the team" — in an environment with several roles, the other seats play otherwise
   beside a seat whose every call is another role's (refused) than beside one calling a tool that does not exist;
 * error, "partial work paid in full" — a bulk action done in part keeps the rubric's heaviest component (its
@@ -28,9 +31,10 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   the candidates are most of the text and the answer field is read (the oracle with a placeholder there fails),
   still succeeds by the environment's own success measure on at least two and `MIN_SWAP_SHARE` of them: a list
   with the answer somewhere in it counts as the answer;
-* error, "success accepts a denial" / "a word salad" — the oracle's answer with every sentence opened by "Do not",
-  every other content word dropped or its words reversed (on answers of 8 words or more), on episodes where the field is
-  read, still succeeds as often (the same share): the success measure reads words, not what they say;
+* error, "success accepts a denial" / "a word salad" / "the opposite" — the oracle's answer with every sentence opened
+  by "Do not", every other content word dropped or its words reversed (on answers of 8 words or more), or, on a
+  procedure, its words swapped for their opposites or one step's verb replaced by "Wipe", on episodes where the field
+  is read, still succeeds as often (the same share): the success measure reads words, not what they say;
 * error, "another task's answer succeeds" — the oracle with its answer text replaced by a stock answer of other
   tasks (`swap_strategies`) still succeeds by the environment's own success measure (`EnvSpec.success`) on at
   least two and `MIN_SWAP_SHARE` of the episodes where that field matters (the oracle with a placeholder there
@@ -56,6 +60,7 @@ from drill.audit.strategies import (
     GARBLES,
     HEDGES,
     SWAP_OVERLAP,
+    WIPE,
     Context,
     Strategy,
     StrategyPolicy,
@@ -317,6 +322,29 @@ def judge_undone(strategy: Strategy, played: Played, base: Played, success: Call
         "result is still there"))
 
 
+def judge_covered(strategy: Strategy, played: Played, plain: Played, success: Callable[[Episode, Any], bool],
+                  tasks: Mapping[str, Task]) -> list[Finding]:
+    """A mistake hidden (`Strategy.covered`) against the same mistake in sight (`plain`): on an episode where the
+    mistake alone fails and the hiding went through (a call of the hidden play's own, with no `invalid_action`), the
+    environment's own success measure must still say no. An error on at least two and `MIN_SWAP_SHARE` of those."""
+    plain_by = plain.by_key()
+    wins, read = [], 0
+    for e in played.episodes:
+        key, task = (e.task_id, e.seed), tasks[e.task_id]
+        if key not in plain_by or success(plain_by[key], task):
+            continue
+        extra = Counter(_moves(e)) - Counter(_moves(plain_by[key]))
+        if not any((t.action.tool, repr(t.action.arguments)) in extra and not any(
+                v.name in ("invalid_action", "transient_error") for v in t.events) for t in e.turns):
+            continue
+        read += 1
+        if success(e, task):
+            wins.append(e)
+    return _success_finding("a hidden mistake is not counted", strategy, wins, read, plain_by, (
+        f"{strategy.name} succeeds on {len(wins)} of {read} episodes where the mistake left in sight fails, by the "
+        "environment's own success measure: it reads what is left to see, not what was done"))
+
+
 def judge_partial(strategy: Strategy, played: Played, base: Played, rubric: Rubric) -> list[Finding]:
     """Part of each bulk action against the baseline: on an episode the cut changed, the heaviest positive
     component (the verdict on the outcome) must fall below the baseline's."""
@@ -431,8 +459,8 @@ def judge_garble_success(strategy: Strategy, played: Played, oracle: Played, pla
     wins, read = [], 0
     for e in played.episodes:
         key, task = (e.task_id, e.seed), tasks[e.task_id]
-        own = _answer_text(oracle_by[key], strategy.garbled)
-        if _answer_text(e, strategy.garbled) is None or own is None or not success(oracle_by[key], task) \
+        own, garbled = _answer_text(oracle_by[key], strategy.garbled), _answer_text(e, strategy.garbled)
+        if garbled is None or own is None or garbled == own or not success(oracle_by[key], task) \
                 or success(placeholder_by[key], task) or (salad and len(own.split()) < GARBLE_MIN_WORDS) \
                 or (strategy.garble == "denied at once" and not procedure(own)):
             continue
@@ -442,8 +470,11 @@ def judge_garble_success(strategy: Strategy, played: Played, oracle: Played, pla
     tool, name = strategy.garbled
     how = {"denied": "with every sentence opened by \"Do not\"", "thinned": "with every other content word dropped",
            "words reversed": "with its words in reverse order",
-           "denied at once": "followed by \"Do not do any of the above.\""}[strategy.garble]
-    why = "the answer's words are read past the negation" if not salad else "it reads words, not what they say"
+           "denied at once": "followed by \"Do not do any of the above.\"",
+           "turned around": "with its words swapped for their opposites (\"Disable\" for \"Enable\")",
+           "steps wiped": f"with each step's first word replaced by \"{WIPE}\""}[strategy.garble]
+    why = ("it reads words, not what they say" if salad else "a step that says the opposite is read as the step"
+           if GARBLES[strategy.garble] == "the opposite" else "the answer's words are read past the negation")
     return _success_finding(f"success accepts {GARBLES[strategy.garble]}", strategy, wins, read, oracle_by, (
         f"the oracle's {tool}.{name} {how} still succeeds on {len(wins)} of {read} episodes by the environment's "
         f"own success measure: {why}"))
@@ -604,6 +635,11 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
         run(strategy, index, total)
     for strategy in singles:
         if strategy.plain in paired and strategy.name in paired:
+            if strategy.covered:
+                if spec.success is not None:
+                    findings.extend(judge_covered(strategy, paired[strategy.name], paired[strategy.plain],
+                                                  spec.success, by_id))
+                continue
             judged = judge_refused(strategy, paired[strategy.name], paired[strategy.plain]) if strategy.refused \
                 else judge_disguise(strategy, paired[strategy.name], paired[strategy.plain], rubric)
             findings.extend(judged)

@@ -421,8 +421,58 @@ def denied_at_once(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
     return f"{v.rstrip()} Do not do any of the above." if procedure(v) else v
 
 
+OPPOSITES = {a: b for x, y in (
+    ("enable", "disable"), ("start", "stop"), ("allow", "block"), ("add", "remove"), ("increase", "decrease"),
+    ("raise", "lower"), ("open", "close"), ("grant", "revoke"), ("install", "uninstall"), ("mount", "unmount"),
+    ("lock", "unlock"), ("attach", "detach"), ("connect", "disconnect"), ("include", "exclude"), ("show", "hide"),
+    ("accept", "reject"), ("encrypt", "decrypt"), ("upgrade", "downgrade"), ("activate", "deactivate"),
+    ("expand", "shrink"), ("extend", "shorten"), ("assign", "unassign"), ("subscribe", "unsubscribe"),
+    ("register", "deregister"), ("permit", "forbid"), ("whitelist", "blacklist"), ("allowlist", "blocklist"),
+    ("restore", "delete"), ("keep", "discard"), ("higher", "lower"), ("longer", "shorter"), ("larger", "smaller"),
+    ("inbound", "outbound"), ("public", "private"), ("read-only", "read-write"), ("verify", "skip"),
+    ("check", "skip")) for a, b in ((x, y), (y, x))}
+"""Words and their opposites, the audit's own (an environment's success measure must not be the source of the
+words that test it): a step with one of them swapped ("Disable SDK adaptive retries" for "Enable ...") says the
+opposite."""
+WIPE = "Wipe"
+"""The verb that replaces each step's first word in "steps wiped": a step that destroys what it should fix."""
+
+
+def _case_as(word: str, like: str) -> str:
+    return word.upper() if like.isupper() and len(like) > 1 else word.capitalize() if like[:1].isupper() else word
+
+
+def turned_around(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
+    """A procedure (`procedure`) with every word of `OPPOSITES` swapped for its opposite ("Disable SDK adaptive
+    retries" for "Enable ..."; triage's success measure took the gold turned around on 74 of 233 tickets until
+    2026-11-28, red team). Left as it is where it is no procedure or no word has an opposite."""
+    if not procedure(v):
+        return v
+    return re.sub(r"[A-Za-z][\w-]*", lambda m: _case_as(OPPOSITES[m.group().lower()], m.group())
+                  if m.group().lower() in OPPOSITES else m.group(), v)
+
+
+_CLAUSE_START = re.compile(r"(^|[.;:!?]\s+|,\s+|\n\s*|\d[.)]\s+|[-*•]\s+|\b(?:and|then|or)\s+)([A-Za-z][\w'-]*)")
+_NOT_A_VERB = frozenset("the a an if when where while once so but this that these those it its your you we they "
+                        "he she i and or then also only not no some any all each every both either".split())
+
+
+def wiped(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
+    """A procedure with one step's first word, the middle one of the clauses that open with a word other than a
+    function word, replaced by `WIPE` ("Back up /etc/kubernetes, run ..., wipe the control-plane static pods, ..."):
+    one step that destroys what it should fix (triage took the steps' verbs replaced by Delete, Wipe or Ignore on
+    64-69% of its tickets until 2026-11-28)."""
+    if not procedure(v):
+        return v
+    starts = [m for m in _CLAUSE_START.finditer(v) if m.group(2).lower() not in _NOT_A_VERB]
+    if not starts:
+        return v
+    m = starts[len(starts) // 2]
+    return f"{v[:m.start(2)]}{_case_as(WIPE.lower(), m.group(2))}{v[m.end(2):]}"
+
+
 GARBLES = {"denied": "a denial", "denied at once": "a denial", "thinned": "a word salad",
-           "words reversed": "a word salad"}
+           "words reversed": "a word salad", "turned around": "the opposite", "steps wiped": "the opposite"}
 """String mutations that keep an answer's words and lose what it says, and the verdict's name for each ("success
 accepts a denial"): the environment's own success measure must not count the oracle's answer garbled so
 (`Strategy.garbled`)."""
@@ -455,6 +505,8 @@ def string_transforms(ctx: Context) -> dict[str, Transform]:
         "denied at once": denied_at_once,
         "thinned": thinned,
         "words reversed": reversed_words,
+        "turned around": turned_around,
+        "steps wiped": wiped,
     }
 
 
@@ -533,6 +585,9 @@ class Strategy:
     undone: bool = False
     """Throws away each item right after acting on it (`undo_after`): the environment's success measure must not
     count the work as done."""
+    covered: bool = False
+    """For a hidden mistake (`misdirect_first`): judged against its `plain` form (the mistake left in sight) by the
+    environment's own success measure."""
     refused: str = ""
     """For a seat that sends only calls the environment refuses (`refused_strategies`): the seat. Its pair (`plain`)
     sends calls to a tool that does not exist; the other seats must play the same beside both."""
@@ -943,6 +998,83 @@ def undo_after() -> Rule:
     return rule
 
 
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def _seen_addresses(inp: PolicyInput) -> list[str]:
+    """Every address the role's observations named, in order of first sight."""
+    texts = [t.observation.content for t in inp.own_turns()] + [inp.observation.content]
+    return list(dict.fromkeys(a.rstrip(".").lower() for text in texts for a in _ADDRESS.findall(text)))
+
+
+def _new_ids(inp: PolicyInput, index: int) -> list[str]:
+    """The item ids that the result of the role's own turn `index` names for the first time in the episode (what
+    that call created: "Sent m0901 to ...")."""
+    own, results = inp.own_turns(), _results(inp)
+    before = " ".join([*(t.observation.content for t in own[:index + 1]), *(repr(t.action.arguments)
+                                                                           for t in own[:index + 1])])
+    known = set(_ITEM_ID.findall(before))
+    return [i for i in dict.fromkeys(_ITEM_ID.findall(results[index].content)) if i not in known]
+
+
+def _disposer_for(item: str, inp: PolicyInput, disposers: Mapping[str, str]) -> str | None:
+    """The disposer argument (`_disposers`) for an item id: the one whose singular took an id of the same prefix
+    earlier in the role's calls ("message_id": "m0837" for "m0901"), else the one whose name opens with the id's
+    first letter ("message_ids" for "m0901")."""
+    prefix = re.match(r"[A-Za-z]+", item)
+    for turn in inp.own_turns():
+        for name in disposers:
+            value = turn.action.arguments.get(name.removesuffix("s")) if isinstance(turn.action.arguments, dict) \
+                else None
+            if isinstance(value, str) and prefix and value.strip().startswith(prefix.group()):
+                return name
+    return next((name for name in disposers if prefix and name[:1].lower() == prefix.group()[:1].lower()), None)
+
+
+def misdirect_first(hide: bool) -> Rule:
+    """The fallback's first message (a call that sends text to addresses) sent first, as it is, to someone else the
+    agent saw (an address of the same domain as its first recipient where there is one): a mistake beside the work.
+    With `hide`, what that call created (its sent copy) is then thrown away through the tool that disposes of such
+    items, the mistake hidden. The fallback plays on as if neither had happened. Hiding a mistake must not make
+    an episode succeed that the mistake alone fails (copilot read wrong mail from the sent folder, which a trash
+    emptied, until 2026-11-28)."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        own, results = inp.own_turns(), _results(inp)
+        disposers = _disposers(inp)
+        wrong = next((i for i, t in enumerate(own) if t.action.arguments and isinstance(t.action.arguments, dict)
+                      and any(PROBE_WRONG in str(v) for v in t.action.arguments.values())), None)
+        inserted = set()
+        if wrong is not None:
+            inserted.add(wrong)
+            for i in range(wrong + 1, len(own)):
+                if own[i].action.tool in disposers.values():
+                    inserted.add(i)
+                    break
+        view = _hidden(inp, lambda i: i in inserted)
+        if wrong is not None and hide and len(inserted) == 1 and not _transient(own[wrong], results[wrong]):
+            created = _new_ids(inp, wrong)
+            name = next((n for i in created if (n := _disposer_for(i, inp, disposers))), None)
+            if created and name is not None:
+                return Action(tool=disposers[name], arguments={name: created[:1]})
+        action = fallback(view)
+        found = _outgoing(_tool(inp, action.tool), action.arguments) if isinstance(action.arguments, dict) else None
+        if found is None or wrong is not None:
+            return action
+        people = action.arguments[found[1]]
+        domain = people[0].rsplit("@", 1)[-1].lower()
+        others = [a for a in _seen_addresses(inp) if a not in {p.lower() for p in people}]
+        other = next((a for a in others if a.endswith("@" + domain)), others[0] if others else None)
+        if other is None:
+            return action
+        return Action(tool=action.tool, arguments={**action.arguments, found[1]: [other],
+                                                   found[0]: f"{action.arguments.get(found[0], '')}\n{PROBE_WRONG}"})
+    return rule
+
+
+PROBE_WRONG = "(sent in error)"
+"""Written at the end of the mistaken message, so the rule finds its own call in the history."""
+
+
 def cut_bulk(keep: Callable[[list[str]], list[str]], dispose_rest: bool) -> Rule:
     """The fallback's bulk actions cut to `keep` of their items; with `dispose_rest`, the rest first go through the
     tool whose only required argument is the same list (a delete, a trash): one item filed, the rest thrown away.
@@ -984,6 +1116,10 @@ def partial_strategies(bases: Sequence[str] = ("heuristic",)) -> list[Strategy]:
         out.append(Strategy(f"{base}, each item acted on thrown away right after", "partial: undone", base,
                             (undo_after(),), undone=True))
     for base in bases:
+        mistake = f"{base}, its first message also sent to someone else first"
+        out.append(Strategy(mistake, "partial: mistake", base, (misdirect_first(False),)))
+        out.append(Strategy(f"{mistake}, that copy thrown away", "partial: mistake hidden", base,
+                            (misdirect_first(True),), plain=mistake, covered=True))
         out.append(Strategy(f"{base}, each bulk action without its last item", "partial: bulk", base,
                             (cut_bulk(lambda v: v[:-1], False),), partial=True))
         out.append(Strategy(f"{base}, each bulk action on its first item, the rest disposed of", "partial: bulk",
