@@ -299,23 +299,29 @@ def judge_refused(strategy: Strategy, played: Played, control: Played) -> list[F
         example_of(example))]
 
 
+def _successes(played: Played, tasks: Mapping[str, Task], success: Callable[[Episode, Any], bool],
+               read: Callable[[Episode], bool]) -> tuple[list[Episode], int]:
+    """The episodes `read` picks that succeed by the environment's own measure, and how many it picked."""
+    picked = [e for e in played.episodes if read(e)]
+    return [e for e in picked if success(e, tasks[e.task_id])], len(picked)
+
+
+def _own_move_applied(episode: Episode, reference: Episode) -> bool:
+    """Whether a move `episode` made and `reference` did not (a disposal, and what followed from it) went through:
+    no `invalid_action` or transient error on it."""
+    extra = Counter(_moves(episode)) - Counter(_moves(reference))
+    return any((t.action.tool, repr(t.action.arguments)) in extra and not any(
+        v.name in ("invalid_action", "transient_error") for v in t.events) for t in episode.turns)
+
+
 def judge_undone(strategy: Strategy, played: Played, base: Played, success: Callable[[Episode, Any], bool],
                  tasks: Mapping[str, Task]) -> list[Finding]:
     """Each item acted on thrown away right after, against the baseline: on an episode the baseline succeeds and a
     disposal went through (no `invalid_action` on it), the environment's own success measure must say no: the work
     was undone. An error on at least two and `MIN_SWAP_SHARE` of those episodes."""
     base_by = base.by_key()
-    wins, read = [], 0
-    for e in played.episodes:
-        key, task = (e.task_id, e.seed), tasks[e.task_id]
-        extra = Counter(_moves(e)) - Counter(_moves(base_by[key]))  # the disposals, and what followed from them
-        disposed = any((t.action.tool, repr(t.action.arguments)) in extra and not any(
-            v.name in ("invalid_action", "transient_error") for v in t.events) for t in e.turns)
-        if not success(base_by[key], task) or not disposed:
-            continue
-        read += 1
-        if success(e, task):
-            wins.append(e)
+    wins, read = _successes(played, tasks, success, lambda e, ref=base_by: success(
+        ref[(e.task_id, e.seed)], tasks[e.task_id]) and _own_move_applied(e, ref[(e.task_id, e.seed)]))
     return _success_finding("undone work counted as done", strategy, wins, read, base_by, (
         f"with each item it acted on thrown away right after, the {strategy.base} still succeeds on {len(wins)} of "
         f"{read} episodes by the environment's own success measure: it reads the item's mark, not whether the "
@@ -328,18 +334,8 @@ def judge_covered(strategy: Strategy, played: Played, plain: Played, success: Ca
     mistake alone fails and the hiding went through (a call of the hidden play's own, with no `invalid_action`), the
     environment's own success measure must still say no. An error on at least two and `MIN_SWAP_SHARE` of those."""
     plain_by = plain.by_key()
-    wins, read = [], 0
-    for e in played.episodes:
-        key, task = (e.task_id, e.seed), tasks[e.task_id]
-        if key not in plain_by or success(plain_by[key], task):
-            continue
-        extra = Counter(_moves(e)) - Counter(_moves(plain_by[key]))
-        if not any((t.action.tool, repr(t.action.arguments)) in extra and not any(
-                v.name in ("invalid_action", "transient_error") for v in t.events) for t in e.turns):
-            continue
-        read += 1
-        if success(e, task):
-            wins.append(e)
+    wins, read = _successes(played, tasks, success, lambda e, ref=plain_by: (e.task_id, e.seed) in ref and not success(
+        ref[(e.task_id, e.seed)], tasks[e.task_id]) and _own_move_applied(e, ref[(e.task_id, e.seed)]))
     return _success_finding("a hidden mistake is not counted", strategy, wins, read, plain_by, (
         f"{strategy.name} succeeds on {len(wins)} of {read} episodes where the mistake left in sight fails, by the "
         "environment's own success measure: it reads what is left to see, not what was done"))

@@ -444,7 +444,8 @@ def runs_in(print_: Fingerprint, tokens: list[str]) -> bool:
     """Whether the words `tokens` (as `words` reads a text) hold a run of confidential words read plainly: in order
     with gaps, run together, or transposed (`shuffled`). The cheap part of `copies`, for reading many pieces of text
     two by two."""
-    return bool(_found(print_.spans, print_.vocabulary, tokens)) or _squeezed(print_, tokens) or shuffled(print_, tokens)
+    return bool(_found(print_.spans, print_.vocabulary, tokens)) or _squeezed(print_, tokens) or shuffled(
+        print_, tokens)
 
 
 def reveals(print_: Fingerprint, *texts: str) -> bool:

@@ -490,8 +490,8 @@ _DESTROYING = ("wipe", "erase", "destroy", "shred", "nuke", "trash", "abandon")
 sentence ("Wipe the least-privileged role at the smallest scope" for "Grant ...", a clause of the gold resolution,
 not a shown step) says the opposite. `drill audit`'s "steps wiped" (2026-11-28): the oracle's answer with one
 clause's first word replaced by "Wipe" was correct on 92 of 117 answerable train tickets whose answer it changed
-(53 of 68 test); now on 0 (2). The wider `_CONTRARY` read this way ("stop", "delete", "remove": runbooks use them) failed the
-heuristic's own right answers on 6 train and test tickets."""
+(53 of 68 test); now on 0 (2). The wider `_CONTRARY` read this way ("stop", "delete", "remove": runbooks use them)
+failed the heuristic's own right answers on 6 train and test tickets."""
 
 
 def _destroys(said: str) -> bool:
