@@ -283,10 +283,29 @@ PRESETS["chaosops-gpu"] = dataclasses.replace(
 PRESETS["inbox-grpo-gpu-more"] = dataclasses.replace(PRESETS["inbox-grpo-gpu"], rl_more=(PRESETS["inbox-grpo-gpu"].rl,))
 
 
+def env_code(env: str) -> str:
+    """A digest of the environment package's source files: what its worlds, views and rubric are made of."""
+    import hashlib
+    import importlib
+
+    folder = Path(importlib.import_module(f"drill.envs.{env}").__file__).parent  # type: ignore[arg-type]
+    digest = hashlib.sha256()
+    for file in sorted(folder.rglob("*.py")):
+        digest.update(file.relative_to(folder).as_posix().encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def teacher_source(preset: Preset, output_dir: Path) -> Path:
-    """The teacher's episodes on the training split, written once (same tasks, same teacher: same file)."""
+    """The teacher's episodes on the training split, written once (same tasks, same teacher: same file), with the
+    digest of the environment's code it was played on (`env_code`). A file from other code is refused: worlds,
+    views and rubrics change (ChaosOps' trace wording, 2026-11-28), and a stale file would train on old text."""
     path = output_dir / "teacher-train.json"
     if path.exists():
+        written = json.loads(path.read_text(encoding="utf-8")).get("env_code")
+        if written != env_code(preset.env):
+            raise SystemExit(f"{path} was written by other {preset.env} code ({written or 'unrecorded'}, now "
+                             f"{env_code(preset.env)}): remove it, or give another --output-dir, to play the teacher "
+                             "again")
         return path
     spec = registry.specs()[preset.env]
     make_env = spec.make(spec.parse_options(preset.options))
@@ -301,7 +320,8 @@ def teacher_source(preset: Preset, output_dir: Path) -> Path:
     mean = statistics.fmean(e.score.total for e in episodes)  # type: ignore[union-attr]
     print(f"teacher on {len(tasks)} training tasks ({len(jobs)} episodes): total {mean:.3f}", flush=True)
     output_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"episodes": [e.model_dump(mode="json") for e in episodes]}), encoding="utf-8")
+    path.write_text(json.dumps({"env_code": env_code(preset.env),
+                                "episodes": [e.model_dump(mode="json") for e in episodes]}), encoding="utf-8")
     return path
 
 

@@ -4,6 +4,8 @@ better direction is never counted; fewer than three SFT seeds give no verdict.""
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -105,8 +107,10 @@ def test_the_paired_interval_brackets_the_mean_change_and_is_seeded(
     assert interval([0.3, -0.1, 0.2, 0.0]) == interval([0.3, -0.1, 0.2, 0.0])
 
 
-def test_teacher_only_writes_the_shared_teacher_file_and_trains_nothing(tmp_path: Path) -> None:
-    """Seeds that start side by side (experiments/rl_chain_gpu.sh) read one teacher file: written first, once."""
+def test_teacher_only_writes_the_shared_teacher_file_and_trains_nothing(
+        experiment_script: Callable[[str], ModuleType], tmp_path: Path) -> None:
+    """Seeds that start side by side (experiments/rl_chain_gpu.sh) read one teacher file: written first, once, and
+    refused when the environment's code has changed since (a stale file would train on old worlds)."""
     import subprocess
     import sys
 
@@ -117,6 +121,13 @@ def test_teacher_only_writes_the_shared_teacher_file_and_trains_nothing(tmp_path
     path = tmp_path / "teacher-train.json"
     assert done.stdout.strip().endswith(str(path)) and "teacher on 240 training tasks" in done.stdout
     assert [p.name for p in tmp_path.iterdir()] == ["teacher-train.json"]  # no seed folder: nothing trained
+    chain = experiment_script("rl_chain")
+    preset = chain.PRESETS["inbox-grpo-gpu"]
+    assert chain.teacher_source(preset, tmp_path) == path  # the same code: read again, not played again
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**stored, "env_code": "0" * 16}), encoding="utf-8")
+    with pytest.raises(SystemExit, match="written by other inbox code"):
+        chain.teacher_source(preset, tmp_path)
 
 
 def test_a_chain_with_further_rl_stages_trains_them_and_copies_what_it_repeats(
