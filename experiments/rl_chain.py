@@ -295,17 +295,20 @@ def env_code(env: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def teacher_source(preset: Preset, output_dir: Path) -> Path:
+def teacher_source(preset: Preset, output_dir: Path, strict: bool = True) -> Path:
     """The teacher's episodes on the training split, written once (same tasks, same teacher: same file), with the
     digest of the environment's code it was played on (`env_code`). A file from other code is refused: worlds,
-    views and rubrics change (ChaosOps' trace wording, 2026-11-28), and a stale file would train on old text."""
+    views and rubrics change (ChaosOps' trace wording, 2026-11-28), and a stale file would train on old text. Not
+    `strict` (an earlier chain's folder, whose finished SFT stages are copied), it is a warning."""
     path = output_dir / "teacher-train.json"
     if path.exists():
         written = json.loads(path.read_text(encoding="utf-8")).get("env_code")
         if written != env_code(preset.env):
-            raise SystemExit(f"{path} was written by other {preset.env} code ({written or 'unrecorded'}, now "
-                             f"{env_code(preset.env)}): remove it, or give another --output-dir, to play the teacher "
-                             "again")
+            message = (f"{path} was written by other {preset.env} code ({written or 'unrecorded'}, now "
+                       f"{env_code(preset.env)})")
+            if strict:
+                raise SystemExit(f"{message}: remove it, or give another --output-dir, to play the teacher again")
+            print(f"warning: {message}; the SFT starts copied from {output_dir} were trained on it", flush=True)
         return path
     spec = registry.specs()[preset.env]
     make_env = spec.make(spec.parse_options(preset.options))
@@ -699,7 +702,8 @@ def main() -> None:
     for seed in args.seeds if args.evaluate_only else ():
         evaluate_missing(args.output_dir / f"seed-{seed}", untrained=seed == args.untrained_seed, batch=args.eval_batch)
     if not args.report_only and not args.evaluate_only:
-        source = teacher_source(preset, args.sft_from or args.output_dir) if preset.teacher else None
+        source = teacher_source(preset, args.sft_from or args.output_dir, strict=args.sft_from is None) \
+            if preset.teacher else None
         for seed in args.seeds:
             folder = args.output_dir / f"seed-{seed}"
             if (folder / "heldout.json").exists() and rl_row(preset, args.output_dir, seed):
