@@ -127,6 +127,10 @@ def test_the_page_has_a_content_security_policy_that_allows_only_its_own_script_
         digests = {f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" for b in blocks}
         assert blocks and set(policy[f"{tag}-src"].split()) == digests
     assert page.headers["x-content-type-options"] == "nosniff"
+    # the only HTML it serves: FastAPI's /docs and /redoc would run a CDN's scripts on this origin, which may open
+    # sessions (the origin guard lets its own pages through); the schema openenv validate reads stays
+    paths = ("/docs", "/redoc", "/openapi.json")
+    assert [httpx.get(server.url + path).status_code for path in paths] == [404, 404, 200]
 
 
 @pytest.mark.parametrize("value", ["null", "*", "evil.example", "http://evil.example/", "ftp://evil.example",

@@ -15,6 +15,7 @@ from websockets.sync.client import connect
 from drill import registry
 from drill.core import run_episodes
 from drill.serve import RemoteEnv, RemoteEnvError
+from drill.serve.session import DrillAction, ServedEnv, ServeError, session_class
 
 FLAGS = ("--mode", "agent", "--max-sessions", "3", "--idle-timeout", "1", "--max-body", "4096")
 
@@ -29,7 +30,7 @@ def ws(url: str, query: str = ""):
 
 
 def ask(socket, message) -> dict:
-    socket.send(message if isinstance(message, str) else json.dumps(message))
+    socket.send(message if isinstance(message, str | bytes) else json.dumps(message))
     return json.loads(socket.recv(timeout=30))
 
 
@@ -178,3 +179,54 @@ def test_nasty_websocket_messages_get_error_frames_and_the_session_goes_on(serve
             reply = ask(socket, message)
             assert reply["type"] in ("error", "observation", "mcp"), (message, reply)
         assert ask(socket, {"type": "reset", "data": {"seed": 0}})["type"] == "observation"
+
+
+def test_a_session_keeps_one_built_policy_set_per_assignment_however_it_is_spelled() -> None:
+    """Policy steps cached by their text let one session grow without end (200 spellings of 'heuristic', 0.9 MB
+    of spaces each, took the server from 385 to 559 MB); cached by what they assign, it stays one entry."""
+    spec = registry.get("chaosops")
+    served = ServedEnv(spec, {}, spec.make({}), spec.rubric_for({}), dict(spec.baselines({})))
+    session = session_class(served)()
+    session.reset(seed=0)
+    named = ",".join(f"{role}=heuristic" for role in served.roles)
+    for text in ("heuristic", " heuristic", "heuristic,", ",, heuristic ,", " " * 1000 + "heuristic", named):
+        if session.env.done:
+            session.reset(seed=0)
+        assert session.step(DrillAction(policy=text)).policy["name"] == "heuristic"
+    assert len(session.policy_cache) == 1
+    with pytest.raises(ServeError, match="no policy 'nope'"):
+        session.step(DrillAction(policy="nope"))
+
+
+def test_a_binary_frame_gets_an_error_frame_and_the_session_goes_on(server) -> None:
+    """OpenEnv's handler reads text frames only: a binary one ended the session with the message "'text'"."""
+    with ws(server.url) as socket:
+        assert ask(socket, {"type": "reset", "data": {"seed": 0}})["type"] == "observation"
+        reply = ask(socket, b'{"type": "step", "data": {"policy": "random"}}')
+        assert reply["data"]["code"] == "VALIDATION_ERROR" and "binary frame of 46 bytes" in reply["data"]["message"]
+        assert ask(socket, {"type": "step", "data": {"policy": "random"}})["type"] == "observation"
+
+
+def test_a_withheld_policy_is_not_offered_and_cannot_play_a_turn() -> None:
+    """Any client may ask for an offered policy's turn, and the oracle's action is the gold (its answer, fix or
+    rogue): `--withhold-policy oracle` serves an environment without it."""
+    from starlette.testclient import TestClient
+
+    from drill.serve.app import build_app
+    from drill.serve.config import ServeConfig
+
+    spec = registry.get("chaosops")
+    served = ServedEnv(spec, {}, spec.make({}), spec.rubric_for({}), dict(spec.baselines({})))
+    with TestClient(build_app(served, ServeConfig(withhold_policy=("oracle",)))) as client:
+        assert "oracle" not in client.get("/web/info").json()["policies"]
+        with client.websocket_connect("/ws") as socket:
+            socket.send_json({"type": "reset", "data": {"seed": 0}})
+            assert socket.receive_json()["type"] == "observation"
+            for policy in ("oracle", "heuristic,sre=oracle"):
+                socket.send_json({"type": "step", "data": {"policy": policy}})
+                reply = socket.receive_json()
+                assert reply["type"] == "error" and "no policy 'oracle'" in reply["data"]["message"], reply
+            socket.send_json({"type": "step", "data": {"policy": "heuristic"}})
+            assert socket.receive_json()["type"] == "observation"
+    with pytest.raises(ValueError, match="no policy 'orakel' to withhold"):
+        build_app(served, ServeConfig(withhold_policy=("orakel",)))

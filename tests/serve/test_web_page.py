@@ -8,6 +8,7 @@ Set DRILL_WEB_SCREENSHOT=docs/serving-web.png to refresh the screenshot docs/ser
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -118,6 +119,15 @@ def test_a_person_plays_a_role_by_typing_tool_calls(serve, browser) -> None:
     page.click("#send")
     expect(page.locator(".turn")).to_have_count(2)
     assert "searched" in page.inner_text("#turns")
+    # what an agent writes is shown as text: no markup runs, and a bidi override (which turned the rest of the
+    # action line around, so the page showed another call than the one made) is written out as [U+202E]
+    hostile = '<img src=x onerror=alert(1)><svg onload=alert(2)>" onmouseover="alert(3) \u202edrowssap\u202c\u2066'
+    page.fill("#args", json.dumps({"query": hostile}))
+    page.click("#send")
+    expect(page.locator(".turn")).to_have_count(3)
+    shown = page.inner_text("#turns")
+    assert "[U+202E]drowssap[U+202C][U+2066]" in shown and "\u202e" not in shown and "\u2066" not in shown
+    assert page.locator("#turns img, #turns svg, #turns script, [onmouseover]").count() == 0
     page.fill("#args", "{not json")
     page.click("#send")
     assert "not JSON" in page.inner_text("#status")

@@ -12,15 +12,18 @@ Drill adds: the origin guard (`drill.serve.origins`: 403 for a cross-origin WebS
 for a browser at a Host outsiders can name), MCP sessions bound to a WebSocket and MCP tool calls off the event
 loop (`drill.serve.server`), a request-body cap (413 past `max_body`; WebSocket messages past it close the socket
 with 1009), 4xx answers with a message for every `ServeError`, validation answers that stay JSON whatever the bad
-input held (NaN, lone surrogates), a VALIDATION_ERROR frame for a WebSocket message that is not a JSON object,
-`/web` (the page, one static file, served with a Content-Security-Policy that lets only its own inline script and
-style run and only its own server be reached) and `/web/info` (the tasks by id and group, the roles, the policies
-offered with their model and load status; never ground truth).
+input held (NaN, lone surrogates), a VALIDATION_ERROR frame for a WebSocket message that is not a JSON object
+(or is a binary frame), no FastAPI `/docs` or `/redoc` (CDN scripts on this origin), `/web` (the page, one static
+file, served with a Content-Security-Policy that lets only its own inline script and style run and only its own
+server be reached) and `/web/info` (the tasks by id and group, the roles, the policies
+offered with their model and load status; never ground truth), and `withhold_policy` (a baseline, such as the
+oracle whose actions are the gold, that no client may ask for).
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import math
@@ -80,8 +83,8 @@ class BodyLimit:
 
 
 class NonObjectFrames:
-    """ASGI middleware: a WebSocket message that is JSON but not an object (`[]`, `7`, `null`) gets OpenEnv's
-    VALIDATION_ERROR frame and the session goes on (OpenEnv's handler would end the session on it)."""
+    """ASGI middleware: a WebSocket message that is JSON but not an object (`[]`, `7`, `null`), or a binary frame,
+    gets OpenEnv's VALIDATION_ERROR frame and the session goes on (OpenEnv's handler would end the session on it)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -93,17 +96,23 @@ class NonObjectFrames:
         async def checked() -> dict:
             while True:
                 message = await receive()
-                text = message.get("text") if message["type"] == "websocket.receive" else None
-                if text is None or text.lstrip()[:1] == "{":
+                if message["type"] != "websocket.receive":
                     return message
-                try:
-                    value = json.loads(text)
-                except ValueError:
-                    return message  # OpenEnv answers INVALID_JSON itself
-                if isinstance(value, dict):
+                text = message.get("text")
+                if text is None:  # a binary frame: OpenEnv's handler would end the session with "'text'"
+                    problem = (f"a message must be a text frame holding a JSON object, got a binary frame of "
+                               f"{len(message.get('bytes') or b'')} bytes")
+                elif text.lstrip()[:1] == "{":
                     return message
-                frame = {"type": "error", "data": {"message": f"a message must be a JSON object, got "
-                                                              f"{type(value).__name__}", "code": "VALIDATION_ERROR"}}
+                else:
+                    try:
+                        value = json.loads(text)
+                    except (ValueError, RecursionError):
+                        return message  # OpenEnv answers INVALID_JSON itself
+                    if isinstance(value, dict):
+                        return message
+                    problem = f"a message must be a JSON object, got {type(value).__name__}"
+                frame = {"type": "error", "data": {"message": problem, "code": "VALIDATION_ERROR"}}
                 await send({"type": "websocket.send", "text": json.dumps(frame)})
 
         await self.app(scope, checked, send)
@@ -125,9 +134,19 @@ def _json_safe(value: Any) -> Any:
 
 
 def build_app(served: ServedEnv, config: ServeConfig = ServeConfig()) -> FastAPI:
-    """The app serving `served` with `config`'s limits. See the module docstring."""
+    """The app serving `served` with `config`'s limits. See the module docstring. ValueError for a
+    `withhold_policy` that `served` does not offer."""
+    if config.withhold_policy:
+        unknown = sorted(set(config.withhold_policy) - set(served.policies))
+        if unknown:
+            raise ValueError(f"no policy {', '.join(map(repr, unknown))} to withhold; the policies are "
+                             f"{', '.join(served.policies)}")
+        served = dataclasses.replace(served, policies={name: factory for name, factory in served.policies.items()
+                                                       if name not in config.withhold_policy})
     spec = served.spec
-    app = FastAPI(title=f"drill serve {spec.name}", description=spec.summary)
+    # no /docs or /redoc: FastAPI's pages run scripts from a CDN (swagger-ui-dist@5, unpinned) on this origin, which
+    # the origin guard lets open sessions; /openapi.json (what openenv validate reads) stays
+    app = FastAPI(title=f"drill serve {spec.name}", description=spec.summary, docs_url=None, redoc_url=None)
     server = DrillEnvServer(session_class(served), DrillAction, DrillObservation, env_name=spec.name,
                            state_cls=DrillState,
                            concurrency_config=ConcurrencyConfig(max_concurrent_envs=config.max_sessions,

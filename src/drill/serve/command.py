@@ -67,7 +67,10 @@ def serve_command(spec: EnvSpec) -> Callable[..., None]:
                 usage_error(str(exc))
             console.print(f"policy {text}: {policy.info.model_dump(exclude_none=True)}", highlight=False)
             offered[text] = lambda policy=policy: policy
-        app = build_app(ServedEnv(spec, options, make_env, rubric, offered), config)
+        try:
+            app = build_app(ServedEnv(spec, options, make_env, rubric, offered), config)
+        except ValueError as exc:
+            usage_error(f"--withhold-policy: {exc}")
         base = f"http://{values['host']}:{values['port']}"
         console.print(f"serving {spec.name} on {base} (OpenEnv: /ws /reset /step /state /schema /mcp) · "
                       f"page: {base}/web · eval against it: drill eval {spec.name} --env-url {base}",

@@ -22,6 +22,11 @@ class ServeConfig:
         "help": "A web origin (scheme://host[:port]) whose pages may open sessions and call /mcp, besides the "
                 "server's own page (repeatable). Clients that send no Origin (OpenEnv's, curl) always may."})
 
+    withhold_policy: tuple[str, ...] = field(default=(), metadata={
+        "help": "A policy not to offer (repeatable), e.g. oracle: any client may ask for an offered policy's turn, "
+                "and the oracle's actions carry the ground truth (the gold answer, the fix, the rogue's name); so "
+                "do inbox's reader's (it answers with the gold once it has read a gold source)."})
+
     def __post_init__(self) -> None:
         self.origins()  # a bad origin stops here, with the reason
 

@@ -122,17 +122,24 @@ class ServedEnv:
         self.tasks: dict[str, Task] = {t.id: t for split in ("test", "validation", "train") for t in env.tasks(split)}
         self.first_task = env.tasks("test")[0].id
 
-    def resolve(self, text: str) -> dict[str, Policy]:
+    def assignment(self, text: str) -> tuple[str, ...]:
+        """The policy name per role (in `roles` order) that `text` assigns; ServeError for one this server lacks.
+        Every spelling of one assignment (spaces, empty parts, roles named or not) gives the same tuple, so a
+        session's cache of built policies, keyed by it, holds at most (policies offered) ** (roles) entries."""
         try:
             specs = parse_role_assignment(text, self.roles)
         except ValueError as exc:
-            raise ServeError(422, str(exc)) from None
+            raise ServeError(422, str(exc)[:500]) from None
         unknown = sorted({s for s in specs.values() if s not in self.policies})
         if unknown:
-            raise ServeError(422, f"this server has no policy {', '.join(map(repr, unknown))}; "
+            raise ServeError(422, f"this server has no policy {', '.join(repr(u[:80]) for u in unknown[:5])}; "
                                   f"it offers: {', '.join(self.policies)}")
+        return tuple(specs[role] for role in self.roles)
+
+    def build(self, assignment: tuple[str, ...]) -> dict[str, Policy]:
         built: dict[str, Policy] = {}
-        return {role: built.setdefault(s, built.get(s) or self.policies[s]()) for role, s in specs.items()}
+        return {role: built.setdefault(s, built.get(s) or self.policies[s]()) for role, s in zip(self.roles,
+                                                                                              assignment, strict=True)}
 
 
 class EpisodeSession(Environment[DrillAction, DrillObservation, DrillState]):
@@ -153,7 +160,7 @@ class EpisodeSession(Environment[DrillAction, DrillObservation, DrillState]):
         self.turns: list[Turn] = []
         self.observation: Observation | None = None
         self.running_score = False
-        self.policy_cache: dict[str, dict[str, Policy]] = {}
+        self.policy_cache: dict[tuple[str, ...], dict[str, Policy]] = {}
         self.mcp_server = _ToolServer(self)
         self._state = DrillState()
         self.closed = False
@@ -221,9 +228,10 @@ class EpisodeSession(Environment[DrillAction, DrillObservation, DrillState]):
         if wire.policy is not None:
             if wire.tool or wire.arguments or wire.parse_error:
                 raise ServeError(422, "give either a tool call or a policy, not both")
-            if wire.policy not in self.policy_cache:
-                self.policy_cache[wire.policy] = self.served.resolve(wire.policy)
-            policy = self.policy_cache[wire.policy][observation.role]
+            assignment = self.served.assignment(wire.policy)  # the cache is keyed by what the text means, never
+            if assignment not in self.policy_cache:           # by the text: spellings without end, 1 MB each
+                self.policy_cache[assignment] = self.served.build(assignment)
+            policy = self.policy_cache[assignment][observation.role]
             policy_input = PolicyInput(task=self.task, seed=self.seed, observation=observation, history=tuple(self.turns))
             if policy.info.kind == "scripted":
                 action = policy.act([policy_input])[0]
