@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -434,8 +435,11 @@ OPPOSITES = {a: b for x, y in (
 """Words and their opposites, the audit's own (an environment's success measure must not be the source of the
 words that test it): a step with one of them swapped ("Disable SDK adaptive retries" for "Enable ...") says the
 opposite."""
-WIPE = "Wipe"
-"""The verb that replaces each step's first word in "steps wiped": a step that destroys what it should fix."""
+WIPE = "Wipe/Scrap/Corrupt/Demolish"
+"""The verbs, one of which replaces a step's first word in "steps wiped" (chosen by the answer's text, `wiped`): a
+step that destroys what it should fix. Several, so that a success measure that refuses one word it knows ("wipe")
+and reads the step past any other is still caught: triage's took "Scrap", "Corrupt" or "Demolish" for "Wipe" on 68
+of the 68 test episodes the mutation changed until 2026-11-28."""
 
 
 def _case_as(word: str, like: str) -> str:
@@ -459,16 +463,18 @@ _NOT_A_VERB = frozenset("the a an if when where while once so but this that thes
 
 def wiped(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
     """A procedure with one step's first word, the middle one of the clauses that open with a word other than a
-    function word, replaced by `WIPE` ("Back up /etc/kubernetes, run ..., wipe the control-plane static pods, ..."):
-    one step that destroys what it should fix (triage took the steps' verbs replaced by Delete, Wipe or Ignore on
-    64-69% of its tickets until 2026-11-28)."""
+    function word, replaced by one of the verbs of `WIPE` (the same for the same text: "Back up /etc/kubernetes, run
+    ..., wipe the control-plane static pods, ..."): one step that destroys what it should fix (triage took the steps'
+    verbs replaced by Delete, Wipe or Ignore on 64-69% of its tickets until 2026-11-28)."""
     if not procedure(v):
         return v
     starts = [m for m in _CLAUSE_START.finditer(v) if m.group(2).lower() not in _NOT_A_VERB]
     if not starts:
         return v
     m = starts[len(starts) // 2]
-    return f"{v[:m.start(2)]}{_case_as(WIPE.lower(), m.group(2))}{v[m.end(2):]}"
+    verbs = WIPE.split("/")
+    verb = verbs[zlib.crc32(v.encode("utf-8")) % len(verbs)]
+    return f"{v[:m.start(2)]}{_case_as(verb.lower(), m.group(2))}{v[m.end(2):]}"
 
 
 GARBLES = {"denied": "a denial", "denied at once": "a denial", "thinned": "a word salad",

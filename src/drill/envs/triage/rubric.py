@@ -528,7 +528,8 @@ def _antonym_stems() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
 
 
 def _contradicts(sentence_terms: set[str], said: str, gold_terms: frozenset[str], step: str | None,
-                 vocabulary: set[str], order: tuple[str, ...] = ()) -> bool:
+                 vocabulary: set[str], order: tuple[str, ...] = (), gold_text: str | None = None,
+                 gold_others: tuple[str, ...] = ()) -> bool:
     """The answer sentence repeats a gold sentence with a word swapped for its opposite (`_OPPOSITES`: "Disable" for
     "Enable", "Shut down" for "Restart") in that word's place, and without the word itself or another of its side
     that the gold sentence does not use, or, for a step of the shown gold article, without the step's own verb
@@ -555,12 +556,125 @@ def _contradicts(sentence_terms: set[str], said: str, gold_terms: frozenset[str]
             return True
     if _destroying_stems() & said_terms - vocabulary and _destroys(said):
         return True  # "Wipe the least-privileged role at the smallest scope"
+    if gold_text is not None and _verb_swapped(said, gold_text, frozenset(vocabulary), gold_others):
+        return True  # "Scrap the control-plane static pods" for "restart the control-plane static pods"
     if step is None:
         return False
     verb = content_terms(step.split(None, 1)[0]) if step.split() else []
     first = content_terms(said.split(None, 1)[0]) if said.split() else []
     return bool(verb) and verb[0] not in sentence_terms and bool(first) and first[0] in _contrary_stems() and \
         first[0] not in vocabulary
+
+
+_CLAUSE = re.compile(r"[,:](?=\s)|\s[-\u2013\u2014]+\s|\b(?:and|then|but)\b", re.IGNORECASE)
+"""Where a sentence's clauses part: a comma or colon before a space, a dash between spaces, or a joining word ("and",
+"then"). Not a colon inside a word ("kms:Decrypt") or a bracket: a bracket's words belong to its clause. An "or" parts
+two clauses too, and joins two verbs on one object ("move or limit noisy processes"): both readings are taken."""
+_OR = re.compile(r"\bor\b", re.IGNORECASE)
+SWAP_MIN_OBJECT = 1
+"""A clause whose verb is swapped says at least this many content terms after it (its object), all of them kept."""
+
+
+@functools.lru_cache(maxsize=65536)
+def _clauses(text: str) -> tuple[tuple[tuple[frozenset[str], tuple[str, ...]], ...], ...]:
+    """Each clause of `text` (`_CLAUSE`, two-word verbs read as one word, `_PHRASES`) that opens with a word, not a
+    command (a clause that opens in a code span, "`swanctl --initiate ...`", has no verb to swap), as its written
+    words (split at spaces: "metrics-server" is one), each as its words and content terms, and its content terms."""
+    out = []
+    text = _phrase_read(text)
+    # an odd backtick that closes a span ("net-net`."): the text opens inside a code span cut at a ";"
+    code = text.count("`") % 2 == 1 and bool(re.search(r"^[^`]*\S`(?:\W|$)", text))
+    starts = []  # each clause, and each part of it an "or" parts, with whether it opens in a code span
+    for clause in _CLAUSE.split(text):
+        starts.append((clause, code))
+        parts = _OR.split(clause)
+        for part in parts if len(parts) > 1 else ():
+            starts.append((part, code))
+            code ^= part.count("`") % 2 == 1
+        if len(parts) == 1:
+            code ^= clause.count("`") % 2 == 1
+    for part, in_code in starts:
+        tokens = tuple((frozenset(said) | frozenset(terms), tuple(terms)) for token in part.split()
+                       if (said := words(token)) and (terms := content_terms(token)) is not None)
+        if tokens and not in_code and not part.lstrip().startswith("`"):
+            out.append(tokens)
+    return tuple(out)
+
+
+_SAME_ACTION: tuple[tuple[str, ...], ...] = (
+    ("check", "verify", "confirm", "inspect", "validate", "review", "test", "retest", "read", "examine", "ensure",
+     "investigate", "analyse", "analyze", "assess", "audit", "look", "view", "see", "query", "diagnose", "determine",
+     "identify", "find", "locate", "search", "list", "enumerate", "show", "display", "compare", "diff", "match",
+     "watch", "monitor", "observe", "trace", "probe", "scan", "track", "capture", "record", "collect", "gather",
+     "dump", "print", "get", "fetch", "describe", "measure", "confirming", "note", "spot", "pinpoint", "detect"),
+    ("fix", "repair", "correct", "resolve", "remediate", "address", "mend"),
+    ("run", "execute", "invoke", "perform", "rerun", "retry", "repeat", "reattempt", "try"),
+    ("use", "employ", "utilise", "utilize", "apply", "leverage"),
+    ("set", "configure", "define", "specify", "adjust", "tune", "change", "modify", "edit", "update", "alter", "switch"),
+    ("make", "create", "generate", "build", "produce"),
+    ("replace", "swap", "substitute", "exchange", "change", "switch"),
+    ("move", "migrate", "relocate", "transfer", "shift", "switch"),
+    ("request", "ask", "file", "submit", "raise", "open"),
+    ("escalate", "page", "notify", "inform", "tell", "contact", "alert", "report", "hand", "call", "ping", "involve"),
+    ("copy", "duplicate", "clone"),
+    ("wait", "hold"),
+)
+"""Verbs that do one action in a runbook step, beside the sides of `_OPPOSITES`: a step with its verb swapped for
+another of its group is the same step ("Examine the autoscaler logs" for "Check ..."). Verbs that only observe form
+one group (reading changes nothing, so swapping one for another says the same step); the others are thesaurus
+synonyms of the corpus' most frequent clause openers. No group holds a verb that destroys, stops or undoes: a verb
+this table lacks costs an honest paraphrase its credit (measured in the red-team tests), never lets one through."""
+
+
+@functools.cache
+def _same_action() -> dict[str, frozenset[str]]:
+    """Each verb's content term, to the terms of every verb that says the same action (`_SAME_ACTION`, and its side
+    of each group of `_OPPOSITES`)."""
+    def stem(word: str) -> str:
+        return (content_terms(word) or [word])[0]
+    same: dict[str, set[str]] = {t: set(sides[1]) for t, sides in _antonym_stems().items()}
+    for group in _SAME_ACTION:
+        for word in group:
+            same.setdefault(stem(word), set()).update(stem(w) for w in group)
+    return {t: frozenset(v) for t, v in same.items()}
+
+
+@functools.lru_cache(maxsize=65536)
+def _verb_swapped(said: str, gold: str, vocabulary: frozenset[str], others: tuple[str, ...] = ()) -> bool:
+    """The answer sentence says a clause of the gold sentence, its object (the `SWAP_MIN_OBJECT` or more content
+    terms after its first word) in order, opened by a content word the gold texts the sentence says do not use
+    (`vocabulary`) in place of the gold clause's first word, which the clause does not say before the object:
+    "Scrap the control-plane static pods" for "restart the control-plane static pods". A step is its action and its
+    object: the object kept and the action replaced by one the gold never names is another step, whatever the new
+    verb is (a table of destructive verbs is passed by the next verb it lacks). A synonym keeps the step: a word of
+    the gold word's own side of a group of `_OPPOSITES` ("Reboot" for "Restart", "Inspect" for "Check", "Increase"
+    for "Raise"), and so does a word put before it ("Also restart ...")."""
+    said_clauses = [(foreign, rest) for (_, opening), *rest in _clauses(said)
+                     if (foreign := frozenset(opening) - vocabulary)]  # "Scrap.Timeout" for "Target.Timeout": "scrap"
+    if not said_clauses:
+        return False
+    return any(_swaps(foreign, tuple(rest), gold) and not any(_swaps(foreign, tuple(rest), text, same=True)
+                                                               for text in others)
+               for foreign, rest in said_clauses)
+
+
+def _swaps(foreign: frozenset[str], rest: tuple[tuple[frozenset[str], tuple[str, ...]], ...], gold: str,
+           same: bool = False) -> bool:
+    """A clause of `gold` says the object `rest` opens with (all of its terms after its first written word, in order)
+    and opens with none of the words of `foreign` nor a synonym of them; with `same`, with one of them or a synonym."""
+    synonyms = _same_action()
+    terms = [t for _, said_terms in rest for t in said_terms]
+    lead = next((i for i, (_, said_terms) in enumerate(rest) if said_terms), len(rest))
+    for (verb, verb_terms), *gold_rest in _clauses(gold):
+        obj = [t for _, object_terms in gold_rest for t in object_terms]
+        if len(obj) < SWAP_MIN_OBJECT or terms[:len(obj)] != obj:
+            continue
+        said_as = verb | {t for v in verb_terms for t in synonyms.get(v, ())}
+        if same and foreign & said_as:
+            return True
+        if not same and not foreign & said_as and not any(verb & said_words for said_words, _ in rest[:lead]):
+            return True
+    return False
 
 
 _WITHOUT = frozenset({"instead", "without", "rather", "except", "unless"})
@@ -609,6 +723,8 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
     gold = _gold_sentences((*steps, task.gold_resolution))
     step_heads = {terms: head for head in (h for text in steps for h in _SEGMENT.split(text))
                   if len(terms := frozenset(content_terms(head))) >= 2}
+    all_gold = tuple(h for text in (task.gold_resolution, *steps) for h in _SEGMENT.split(text))
+    gold_texts = {terms: head for head in all_gold if len(terms := frozenset(content_terms(head))) >= 2}
     everything = {term for terms, _ in gold for term in terms}
     vocabulary = everything | _gold_phrase_terms((*steps, task.gold_resolution))
     orders = _gold_orders((*steps, task.gold_resolution))
@@ -638,7 +754,8 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
         return True  # "Do not do any of the above."
     for head, _ in gold:
         matched = [(bool(denials), _contradicts(terms, text, head, step_heads.get(head), local(terms),
-                                                 orders.get(head, ())), len(terms & head))
+                                                 orders.get(head, ()), gold_texts.get(head), all_gold),
+                    len(terms & head))
                    for terms, denials, text, _ in said if len(terms & head) >= len(head) / 2]
         # the sentences that say this one best, a swapped word read as the one it replaced ("Retain client caches"
         # says "Flush client caches" better than "Flush caches on the resolvers" does)
