@@ -563,6 +563,28 @@ def test_a_success_measure_that_takes_the_opposite_is_caught(monkeypatch: pytest
     assert len(found) == 1 and found[0].startswith("oracle, submit_resolution.resolution "), found
 
 
+def test_a_success_measure_that_refuses_only_the_destroying_verbs_it_lists_is_caught(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`drill audit`'s "steps wiped" put "Wipe" in every step it changed, and triage's success measure refused it by a
+    word list (`_DESTROYING`) alone: "Scrap", "Corrupt" or "Demolish" in its place was correct on 68 of the 68 test
+    episodes (2026-11-28). The mutation now takes one of several verbs, so that a list of them cannot pass it: put
+    back (triage's rule for any swapped verb off, `_verb_swapped`), the audit finds it; the shipped rubric passes the
+    audit (`test_a_success_measure_that_takes_the_opposite_is_caught`)."""
+    import importlib
+
+    import drill.audit.strategies as strategies
+
+    def wiped_findings() -> list[str]:
+        result = audit_env(triage.SPEC, {}, budget_s=math.inf, combos=0,
+                           select=lambda strategy: strategy.garble == "steps wiped" and strategy.base == "oracle")
+        return [f.kind for f in result.findings]
+
+    texts = [f"Back up the {x} database; restart the {x} service; check the {x} logs." for x in "abcdefgh"]
+    assert len({strategies.wiped(t, {}, None).split()[5] for t in texts}) >= 3  # type: ignore[arg-type]
+    monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "_verb_swapped", lambda *a, **k: False)
+    assert wiped_findings() == ["success accepts the opposite"]
+
+
 def test_an_answer_given_away_by_its_place_in_the_observation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """An outside red team (2026-11-27): the rogue's first move was the only entry of the incident's first step, so
     the trace's earliest change named the rogue, and an Oversight that read no word tied the heuristic. Put back (no

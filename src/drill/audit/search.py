@@ -33,8 +33,9 @@ Verdicts (one finding per strategy family and verdict, with the best-scoring mem
   with the answer somewhere in it counts as the answer;
 * error, "success accepts a denial" / "a word salad" / "the opposite" — the oracle's answer with every sentence opened
   by "Do not", every other content word dropped or its words reversed (on answers of 8 words or more), or, on a
-  procedure, its words swapped for their opposites or one step's verb replaced by "Wipe", on episodes where the field
-  is read, still succeeds as often (the same share): the success measure reads words, not what they say;
+  procedure, its words swapped for their opposites or one clause's verb replaced by a destroying verb, on episodes
+  where the field is read, still succeeds as often (the same share): the success measure reads words, not what they
+  say;
 * error, "another task's answer succeeds" — the oracle with its answer text replaced by a stock answer of other
   tasks (`swap_strategies`) still succeeds by the environment's own success measure (`EnvSpec.success`) on at
   least two and `MIN_SWAP_SHARE` of the episodes where that field matters (the oracle with a placeholder there
@@ -468,7 +469,8 @@ def judge_garble_success(strategy: Strategy, played: Played, oracle: Played, pla
            "words reversed": "with its words in reverse order",
            "denied at once": "followed by \"Do not do any of the above.\"",
            "turned around": "with its words swapped for their opposites (\"Disable\" for \"Enable\")",
-           "steps wiped": f"with each step's first word replaced by \"{WIPE}\""}[strategy.garble]
+           "steps wiped": f"with one clause's first word replaced by a destroying verb ({', '.join(WIPE.split('/'))})"
+           }[strategy.garble]
     why = ("it reads words, not what they say" if salad else "a step that says the opposite is read as the step"
            if GARBLES[strategy.garble] == "the opposite" else "the answer's words are read past the negation")
     return _success_finding(f"success accepts {GARBLES[strategy.garble]}", strategy, wins, read, oracle_by, (

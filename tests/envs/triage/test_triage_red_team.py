@@ -313,3 +313,45 @@ def test_the_steps_where_a_reader_does_not_see_them_are_no_answer(answered: list
     wrong = "Reboot your laptop and try again."
     assert correct_on(answered[:20], lambda t, s: hidden.format(steps=s) + wrong) == 0
     assert correct_on(answered[:20], lambda t, s: f"{s}\n{wrong}") == 20
+
+
+def middle_step_as(steps: str, verb: str) -> str | None:
+    """The steps with the middle one of those that open with a word and say more after it opened by `verb` instead."""
+    heads = steps.split("; ")
+    some = [i for i, h in enumerate(heads) if len(h.split()) > 1 and h[:1].isalpha()]
+    if not some:
+        return None
+    i = some[len(some) // 2]
+    return "; ".join([*heads[:i], f"{verb} {heads[i].split(None, 1)[1]}", *heads[i + 1:]])
+
+
+SYNONYMS = {"Verify": "Confirm", "Restart": "Reboot", "Raise": "Increase", "Check": "Examine", "Find": "Locate",
+            "Confirm": "Verify", "Run": "Execute", "Use": "Employ", "Fix": "Repair", "Set": "Configure"}
+
+
+def test_a_step_with_its_verb_replaced_by_one_the_gold_never_uses_is_no_answer(
+        answered: list[tuple[Any, str, str]]) -> None:
+    """`drill audit`'s "steps wiped" with another verb (2026-11-28): the word list `_DESTROYING` refused "Wipe" and
+    nothing else, so one shown step with its verb replaced by "Scrap" or "Demolish", the others plain, was correct
+    on all 183 answerable train tickets; now on 10 (a step with no object after its verb, or the verb kept after
+    the new word). The step with its verb swapped for a synonym ("Reboot" for "Restart", "Examine" for "Check") stays
+    an answer."""
+    def succeeds(write: Any) -> int:
+        return sum(R.succeeded(R.submission(episode(t, g, s, write(s), 1.0)), t) for t, g, s in answered)
+
+    n = len(answered)
+    for verb in ("Scrap", "Demolish"):
+        assert succeeds(lambda s, v=verb: middle_step_as(s, v) or "") <= 0.1 * n, verb  # type: ignore[misc]
+    swapped = [(t, g, s) for t, g, s in answered if one_swapped(s)]
+    assert len(swapped) >= 100 and sum(R.succeeded(R.submission(episode(t, g, s, one_swapped(s) or "", 1.0)), t)
+                                       for t, g, s in swapped) == len(swapped)
+
+
+def one_swapped(steps: str) -> str | None:
+    """The steps with the first one that opens with a word of `SYNONYMS` said with its synonym."""
+    heads = steps.split("; ")
+    for i, head in enumerate(heads):
+        verb, _, rest = head.partition(" ")
+        if verb in SYNONYMS and rest:
+            return "; ".join([*heads[:i], f"{SYNONYMS[verb]} {rest}", *heads[i + 1:]])
+    return None

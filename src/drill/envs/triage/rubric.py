@@ -534,13 +534,15 @@ def _contradicts(sentence_terms: set[str], said: str, gold_terms: frozenset[str]
     "Enable", "Shut down" for "Restart") in that word's place, and without the word itself or another of its side
     that the gold sentence does not use, or, for a step of the shown gold article, without the step's own verb
     (its first word) and opening with a contrary one in its place (`_CONTRARY`: "Delete SDK adaptive retries"), or
-    holds a verb that destroys (`_DESTROYING`: "Wipe ..."). Only an opposite that no gold sentence the answer sentence
-    also says uses (`vocabulary`): procedures say "stop the VM ... start it again" and "add a trust anchor ... remove
-    it once", so "Stop the VM" is the gold's own step, not "Start the VM" turned around. In its place: the answer
-    sentence with the opposite read as the gold's word follows the gold sentence's terms (`order`) further; an
-    opposite elsewhere in a long sentence that covers half of a long gold sentence ("... 'Require re-register
-    multifactor authentication' and delete old methods" beside "have the user enrol the new device") swaps
-    nothing."""
+    holds a verb that destroys (`_DESTROYING`: "Wipe ..."), or says a clause of the gold sentence (`gold_text`) with
+    its first word swapped for one the gold texts never use (`_verb_swapped`: "Scrap the control-plane static pods";
+    `gold_others`, every gold sentence, for the synonyms they use). Only an opposite that no gold sentence the
+    answer sentence also says uses (`vocabulary`): procedures say "stop the VM ... start it again" and "add a trust
+    anchor ... remove it once", so "Stop the VM" is the gold's own step, not "Start the VM" turned around. In its
+    place: the answer sentence with the opposite read as the gold's word follows the gold sentence's terms (`order`)
+    further; an opposite elsewhere in a long sentence that covers half of a long gold sentence ("... 'Require
+    re-register multifactor authentication' and delete old methods" beside "have the user enrol the new device")
+    swaps nothing."""
     stems = _antonym_stems()
     said_terms = sentence_terms | _phrase_terms(said)
     for term in gold_terms:
@@ -566,20 +568,23 @@ def _contradicts(sentence_terms: set[str], said: str, gold_terms: frozenset[str]
         first[0] not in vocabulary
 
 
-_CLAUSE = re.compile(r"[,:](?=\s)|\s[-\u2013\u2014]+\s|\b(?:and|then|but)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r",(?=\s)|:(?=\s)(?!\s*`)|\s[-\u2013\u2014]+\s|\b(?:and|then|but)\b", re.IGNORECASE)
 """Where a sentence's clauses part: a comma or colon before a space, a dash between spaces, or a joining word ("and",
-"then"). Not a colon inside a word ("kms:Decrypt") or a bracket: a bracket's words belong to its clause. An "or" parts
+"then"). Not a colon inside a word ("kms:Decrypt") or before a command ("Re-enable: `aws kms enable-key`": the command
+is what the verb does), nor a bracket: a bracket's words belong to its clause. An "or" parts
 two clauses too, and joins two verbs on one object ("move or limit noisy processes"): both readings are taken."""
 _OR = re.compile(r"\bor\b", re.IGNORECASE)
 SWAP_MIN_OBJECT = 1
-"""A clause whose verb is swapped says at least this many content terms after it (its object), all of them kept."""
+"""A clause whose first word is swapped (`_verb_swapped`) keeps at least this many content terms after it (its object),
+all of the gold clause's, in order."""
 
 
 @functools.lru_cache(maxsize=65536)
 def _clauses(text: str) -> tuple[tuple[tuple[frozenset[str], tuple[str, ...]], ...], ...]:
     """Each clause of `text` (`_CLAUSE`, two-word verbs read as one word, `_PHRASES`) that opens with a word, not a
     command (a clause that opens in a code span, "`swanctl --initiate ...`", has no verb to swap), as its written
-    words (split at spaces: "metrics-server" is one), each as its words and content terms, and its content terms."""
+    words (split at spaces: "metrics-server" is one), each as the set of its words and content terms, and its
+    content terms in order."""
     out = []
     text = _phrase_read(text)
     # an odd backtick that closes a span ("net-net`."): the text opens inside a code span cut at a ";"
@@ -594,8 +599,8 @@ def _clauses(text: str) -> tuple[tuple[tuple[frozenset[str], tuple[str, ...]], .
         if len(parts) == 1:
             code ^= clause.count("`") % 2 == 1
     for part, in_code in starts:
-        tokens = tuple((frozenset(said) | frozenset(terms), tuple(terms)) for token in part.split()
-                       if (said := words(token)) and (terms := content_terms(token)) is not None)
+        tokens = tuple((frozenset(said) | frozenset(content_terms(token)), tuple(content_terms(token)))
+                       for token in part.split() if (said := words(token)))
         if tokens and not in_code and not part.lstrip().startswith("`"):
             out.append(tokens)
     return tuple(out)
@@ -606,11 +611,12 @@ _SAME_ACTION: tuple[tuple[str, ...], ...] = (
      "investigate", "analyse", "analyze", "assess", "audit", "look", "view", "see", "query", "diagnose", "determine",
      "identify", "find", "locate", "search", "list", "enumerate", "show", "display", "compare", "diff", "match",
      "watch", "monitor", "observe", "trace", "probe", "scan", "track", "capture", "record", "collect", "gather",
-     "dump", "print", "get", "fetch", "describe", "measure", "confirming", "note", "spot", "pinpoint", "detect"),
+     "dump", "print", "get", "fetch", "describe", "measure", "note", "spot", "pinpoint", "detect"),
     ("fix", "repair", "correct", "resolve", "remediate", "address", "mend"),
     ("run", "execute", "invoke", "perform", "rerun", "retry", "repeat", "reattempt", "try"),
     ("use", "employ", "utilise", "utilize", "apply", "leverage"),
-    ("set", "configure", "define", "specify", "adjust", "tune", "change", "modify", "edit", "update", "alter", "switch"),
+    ("set", "configure", "define", "specify", "adjust", "tune", "change", "modify", "edit", "update", "alter",
+     "switch"),
     ("make", "create", "generate", "build", "produce"),
     ("replace", "swap", "substitute", "exchange", "change", "switch"),
     ("move", "migrate", "relocate", "transfer", "shift", "switch"),
@@ -639,29 +645,44 @@ def _same_action() -> dict[str, frozenset[str]]:
     return {t: frozenset(v) for t, v in same.items()}
 
 
+_PRONOUNS = frozenset({"it", "them", "this", "that", "these", "those"})
+
+
 @functools.lru_cache(maxsize=65536)
 def _verb_swapped(said: str, gold: str, vocabulary: frozenset[str], others: tuple[str, ...] = ()) -> bool:
-    """The answer sentence says a clause of the gold sentence, its object (the `SWAP_MIN_OBJECT` or more content
-    terms after its first word) in order, opened by a content word the gold texts the sentence says do not use
-    (`vocabulary`) in place of the gold clause's first word, which the clause does not say before the object:
-    "Scrap the control-plane static pods" for "restart the control-plane static pods". A step is its action and its
-    object: the object kept and the action replaced by one the gold never names is another step, whatever the new
-    verb is (a table of destructive verbs is passed by the next verb it lacks). A synonym keeps the step: a word of
-    the gold word's own side of a group of `_OPPOSITES` ("Reboot" for "Restart", "Inspect" for "Check", "Increase"
-    for "Raise"), and so does a word put before it ("Also restart ...")."""
-    said_clauses = [(foreign, rest) for (_, opening), *rest in _clauses(said)
-                     if (foreign := frozenset(opening) - vocabulary)]  # "Scrap.Timeout" for "Target.Timeout": "scrap"
-    if not said_clauses:
-        return False
-    return any(_swaps(foreign, tuple(rest), gold) and not any(_swaps(foreign, tuple(rest), text, same=True)
-                                                               for text in others)
-               for foreign, rest in said_clauses)
+    """The answer sentence says a clause of the gold sentence `gold` with its first word swapped: the clause's object
+    (its content terms after its first written word, `SWAP_MIN_OBJECT` or more) in order right after a word that the
+    gold texts the sentence says do not use (`vocabulary`), the gold clause's own word not before the object, and the
+    new word no synonym of it (`_same_action`: "Reboot" for "Restart", "Inspect" or "Examine" for "Check") nor of the
+    word another gold sentence (`others`) opens that object with ("Employ exponential backoff" says the gold's "Use
+    exponential backoff", beside the step "Enable exponential backoff"). "Scrap the control-plane static pods" for
+    "restart the control-plane static pods": a step is its action and its object, and the object kept with an action
+    the gold never names is another step, whatever the new verb is. A closed table of synonyms, not of harmful verbs:
+    `_DESTROYING` refused "Wipe" and nothing else, and the gold with one clause's verb replaced by "Scrap", "Corrupt",
+    "Overwrite", "Demolish", "Break", "Unplug" or "Reformat" was correct on all 68 test episodes the change reached
+    (`drill audit`'s "steps wiped", 2026-11-28); now on 3 to 5 of 68 (a noun in a list or a value in a code span
+    replaced, or the gold using the word itself). A synonym the table lacks costs an honest paraphrase its credit: the
+    gold article's steps with one verb swapped for a synonym outside the table ("Reinitialise" for "Reset", "Recover"
+    for "Restore") were correct on 284 of 300 answerable tickets, the gold resolution so on 194 of 205. The
+    heuristic's and the oracle's episodes are unchanged."""
+    clauses = _clauses(said)
+    for i, ((_, opening), *rest) in enumerate(clauses):
+        foreign = frozenset(opening) - vocabulary  # "Scrap.Timeout" for "Target.Timeout": "scrap"
+        # a later clause does it to the same thing ("... and start it again")
+        then = frozenset(t for after in clauses[i + 1:] if len(after) > 1 and after[1][0] & _PRONOUNS
+                         for t in after[0][1])
+        if foreign and _swaps(foreign, tuple(rest), gold, then) \
+                and not any(_swaps(foreign, tuple(rest), text, then, same=True) for text in others):
+            return True
+    return False
 
 
 def _swaps(foreign: frozenset[str], rest: tuple[tuple[frozenset[str], tuple[str, ...]], ...], gold: str,
-           same: bool = False) -> bool:
+           then: frozenset[str] = frozenset(), same: bool = False) -> bool:
     """A clause of `gold` says the object `rest` opens with (all of its terms after its first written word, in order)
-    and opens with none of the words of `foreign` nor a synonym of them; with `same`, with one of them or a synonym."""
+    and opens with none of the words of `foreign` nor a synonym of them, nor does a later clause of the answer on a
+    pronoun (`then`, their first words: "Shut down X and start it again" restarts X); with `same`, with one of them or
+    a synonym."""
     synonyms = _same_action()
     terms = [t for _, said_terms in rest for t in said_terms]
     lead = next((i for i, (_, said_terms) in enumerate(rest) if said_terms), len(rest))
@@ -672,7 +693,7 @@ def _swaps(foreign: frozenset[str], rest: tuple[tuple[frozenset[str], tuple[str,
         said_as = verb | {t for v in verb_terms for t in synonyms.get(v, ())}
         if same and foreign & said_as:
             return True
-        if not same and not foreign & said_as and not any(verb & said_words for said_words, _ in rest[:lead]):
+        if not same and not (foreign | then) & said_as and not any(verb & said_words for said_words, _ in rest[:lead]):
             return True
     return False
 
