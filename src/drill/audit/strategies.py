@@ -1052,12 +1052,10 @@ def misdirect_first(hide: bool) -> Rule:
         inserted = set()
         if wrong is not None:
             inserted.add(wrong)
-            for i in range(wrong + 1, len(own)):
-                if own[i].action.tool in disposers.values():
-                    inserted.add(i)
-                    break
+            if hide and wrong + 1 < len(own) and own[wrong + 1].action.tool in disposers.values():
+                inserted.add(wrong + 1)  # the disposal, made right after the mistake (the fallback's own stay in)
         view = _hidden(inp, lambda i: i in inserted)
-        if wrong is not None and hide and len(inserted) == 1 and not _transient(own[wrong], results[wrong]):
+        if hide and wrong == len(own) - 1 and not _transient(own[wrong], results[wrong]):
             created = _new_ids(inp, wrong)
             name = next((n for i in created if (n := _disposer_for(i, inp, disposers))), None)
             if created and name is not None:
