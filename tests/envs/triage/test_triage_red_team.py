@@ -233,14 +233,20 @@ TURNED = {"Restart": "Shut down", "Reboot": "Shut down", "Allow": "Block", "Incr
           "Grow": "Shrink", "Connect": "Disconnect", "Lock": "Unlock", "Unlock": "Lock", "Start": "Halt"}
 
 
-def one_step_turned(steps: str) -> str | None:
-    """The steps with the first one that opens with a word of `TURNED` turned around, the others as they are."""
+def first_step_as(steps: str, table: dict[str, str]) -> str | None:
+    """The steps with the first one that opens with a word of `table` said with that word's entry, the others as
+    they are."""
     heads = steps.split("; ")
     for i, head in enumerate(heads):
         verb, _, rest = head.partition(" ")
-        if verb in TURNED and rest:
-            return "; ".join([*heads[:i], f"{TURNED[verb]} {rest}", *heads[i + 1:]])
+        if verb in table and rest:
+            return "; ".join([*heads[:i], f"{table[verb]} {rest}", *heads[i + 1:]])
     return None
+
+
+def one_step_turned(steps: str) -> str | None:
+    """The first step that opens with a word of `TURNED` turned around."""
+    return first_step_as(steps, TURNED)
 
 
 def test_a_single_step_turned_around_among_the_others_is_no_answer(answered: list[tuple[Any, str, str]]) -> None:
@@ -348,10 +354,5 @@ def test_a_step_with_its_verb_replaced_by_one_the_gold_never_uses_is_no_answer(
 
 
 def one_swapped(steps: str) -> str | None:
-    """The steps with the first one that opens with a word of `SYNONYMS` said with its synonym."""
-    heads = steps.split("; ")
-    for i, head in enumerate(heads):
-        verb, _, rest = head.partition(" ")
-        if verb in SYNONYMS and rest:
-            return "; ".join([*heads[:i], f"{SYNONYMS[verb]} {rest}", *heads[i + 1:]])
-    return None
+    """The first step that opens with a word of `SYNONYMS` said with its synonym."""
+    return first_step_as(steps, SYNONYMS)
