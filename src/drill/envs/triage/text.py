@@ -20,13 +20,24 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|\n+")
 def words(text: str) -> list[str]:
     """Lowercased alphanumeric tokens, as rouge-score splits them, of the text as a reader sees it
     (`drill.core.text.as_read`: look-alike letters folded, zero-width characters and accents dropped)."""
-    return rouge_tokenize.tokenize(as_read(text), None)
+    return list(_words(text))
 
 
 def content_terms(text: str) -> list[str]:
     """Words without stop words, stemmed (only words longer than three letters, as rouge-score does)."""
+    return list(_content_terms(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(rouge_tokenize.tokenize(as_read(text), None))
+
+
+@functools.lru_cache(maxsize=65536)
+def _content_terms(text: str) -> tuple[str, ...]:
+    """The gold texts and each answer's sentences are read many times an episode (each rule reads them again)."""
     stop = stop_words()
-    return [_stem(w) for w in words(text) if w not in stop]
+    return tuple(_stem(w) for w in _words(text) if w not in stop)
 
 
 @functools.cache
