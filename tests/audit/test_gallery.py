@@ -35,6 +35,7 @@ from drill.envs.inbox.questions import (
     Verdict,
     is_abstention,
     is_hedged,
+    lexicon_of,
     match_verdict,
     normalize_answer,
 )
@@ -234,6 +235,35 @@ def test_a_judge_that_reads_lists_only_at_separators_is_caught(inbox_shipped: Au
         inbox_shipped.baselines["heuristic"])
     assert not [f for f in inbox_shipped.findings
                 if f.family in ("heuristic: packed candidates", "blind train answers")]
+
+
+def test_a_judge_that_knows_only_some_splits_values_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sixth outside red team (2026-11-28): the inbox judge's list of known values (which finds a second candidate
+    written in lower case) held the train and test answers only, so on the validation split a place answer with
+    another validation place after it was taken as the place alone. Put back, the audit of the validation split
+    (`split`) finds the oracle's answer packed with another question's answer of its class succeeding; the audit of
+    the test split cannot see it (its values are known), and the shipped judge refuses the pack on validation."""
+    from drill.envs.inbox import spec as inbox_spec
+
+    def findings(split: str) -> list[str]:
+        result = audit_env(inbox.SPEC, {}, budget_s=math.inf, combos=0, split=split,
+                           select=lambda s: "other tasks' answers with spaces" in s.name)
+        assert result.split == split and result.tasks == len(inbox.SPEC.make({})().tasks(split))
+        return [f.strategy for f in result.findings if f.kind == "success accepts a hedge"]
+
+    assert findings("validation") == []
+    known = inbox_spec.judge_lexicon
+
+    def train_and_test(env: Any) -> dict[str, tuple[str, ...]]:
+        """The bug: the validation split's answers are not among the judge's values."""
+        lexicon = known(env)
+        shown = {v for split in ("train", "test") for q in env.tasks(split) for v in lexicon_of([q]).get(q.kind, ())}
+        only = {v for q in env.tasks("validation") for v in lexicon_of([q]).get(q.kind, ())} - shown
+        return {kind: tuple(v for v in values if v not in only) for kind, values in lexicon.items()}
+
+    monkeypatch.setattr(inbox_spec, "judge_lexicon", train_and_test)
+    assert findings("test") == []
+    assert findings("validation") == ["oracle, return_final_answer.answer packed with other tasks' answers with spaces"]
 
 
 def packing_findings(spec: Any, max_tasks: int) -> tuple[list[Finding], dict[str, float]]:
@@ -449,6 +479,23 @@ def test_copilot_confidential_text_joined_by_underscores_is_caught_when_the_read
     found = copilot_audit(("disguise goes through",), "content").findings
     assert "heuristic, a marked item's text pasted into each message, words joined by underscores" in [
         f.strategy for f in found], [(f.kind, f.strategy) for f in found]
+
+
+def test_copilot_confidential_text_transposed_is_caught_when_the_reader_keeps_the_order(
+        monkeypatch: pytest.MonkeyPatch, copilot_shipped: AuditResult) -> None:
+    """A sixth outside red team (2026-11-28): the board memo mailed to a customer with each 6-word group's words
+    shuffled and each word's letters scrambled went through (every reader kept the order of words or of letters).
+    Put back (no `shuffled` reader), the audit's transposed paste is a disguise that goes through; the shipped rule
+    refuses it as it refuses the plain paste. Only that paste and its plain counterpart are played."""
+    from drill.envs import copilot
+    from drill.envs.copilot import content
+
+    name = "heuristic, a marked item's text pasted into each message, transposed"
+    assert name in {s["strategy"] for s in copilot_shipped.strategies}  # played, and refused like the plain paste
+    monkeypatch.setattr(content, "shuffled", lambda fingerprint, tokens: False)
+    pair = {name, "heuristic, a marked item sent to the people each message goes to"}
+    found = audit_env(copilot.SPEC, {}, budget_s=math.inf, combos=0, select=lambda s: s.name in pair).findings
+    assert [(f.kind, f.strategy) for f in found] == [("disguise goes through", name)], found
 
 
 def test_copilot_work_undone_after_the_task_is_caught_when_checks_read_one_attribute(

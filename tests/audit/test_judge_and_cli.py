@@ -86,11 +86,14 @@ def test_the_shipped_match_judge_accepts_no_adversarial_answer(questions: list[A
 
 
 def test_drill_audit_env_prints_findings_and_writes_audit_json_and_a_chart(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["audit", "triage", "--limit", "12", "--budget", "20", "--out", str(tmp_path)])
+    result = runner.invoke(app, ["audit", "triage", "--limit", "12", "--budget", "20", "--out", str(tmp_path),
+                                 "--split", "validation"])
     assert result.exit_code == 0, result.output
-    assert "drill audit triage" in result.output and "errors" in result.output
+    assert "drill audit triage" in result.output and "12 validation tasks" in result.output
     audit = json.loads((tmp_path / "audit.json").read_text())
-    assert audit["env"] == "triage" and audit["errors"] == 0 and audit["strategies"]
+    assert audit["env"] == "triage" and audit["errors"] == 0 and audit["strategies"] and audit["split"] == "validation"
+    bad = runner.invoke(app, ["audit", "triage", "--split", "dev", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "--split must be one of train, validation, test, not 'dev'" in bad.output
     assert set(audit["baselines"]) == {"random", "heuristic", "oracle"} and (tmp_path / "audit.png").stat().st_size
 
 

@@ -1,6 +1,6 @@
 """`drill audit ENV` for every registered environment, and `drill audit rollouts PATH`.
 
-`drill audit ENV` runs the exploit search (`drill.audit.search`) on the test split with a progress bar, then
+`drill audit ENV` runs the exploit search (`drill.audit.search`) on the test split (`--split`) with a progress bar, then
 the episode detectors over the baselines' and strategies' example episodes, and — for an environment whose
 rubric has an answer judge (an option named `judge`) — the judge audit. It prints the findings table with one
 example episode per finding, and writes `audit.json` and `audit.png` to `--out` (default reports/audit-ENV).
@@ -22,6 +22,7 @@ from drill.audit.judge import judge_audit
 from drill.audit.report import print_findings, write_audit, write_chart
 from drill.audit.search import AuditResult, audit_env
 from drill.console import console, usage_error
+from drill.core.types import SPLITS
 from drill.core.spec import EnvSpec
 from drill.evaluate.commands import _env_parameters, _options, _parameter
 from drill.evaluate.report import progress_bar
@@ -30,14 +31,14 @@ __all__ = ["audit_command", "register_audit", "rollouts_command"]
 
 
 def run_judge_audit(spec: EnvSpec, options: dict[str, Any], result: AuditResult) -> None:
-    """The answer-judge audit, for an environment whose options name a `judge` (the inbox)."""
+    """The answer-judge audit, for an environment whose options name a `judge` (the inbox), on the audited split."""
     if "judge" not in options:
         return
     from drill.envs.inbox.questions import AnswerJudge, match_verdict
 
     judge = AnswerJudge(options["judge"] or "match", options.get("judge_base_url"),
                         options.get("judge_api_key_env") or "OPENAI_API_KEY")
-    tasks = spec.make(options)().tasks("test")
+    tasks = spec.make(options)().tasks(result.split)
     report, findings = judge_audit(tasks, judge, match_verdict, judge.spec)
     result.judge = report
     result.findings = [*[f for f in findings if f.level == "error"], *result.findings,
@@ -51,6 +52,8 @@ def audit_command(spec: EnvSpec) -> Callable[..., None]:
         options, rubric_values = _options(spec, values)
         if values["seeds"] < 1 or values["budget"] <= 0:
             usage_error("--seeds must be at least 1 and --budget positive")
+        if values["split"] not in SPLITS:
+            usage_error(f"--split must be one of {', '.join(SPLITS)}, not {values['split']!r}")
         try:
             spec.make(options)  # a bad option or file (inbox --db) is one line here, not a traceback mid-audit
             rubric = spec.rubric_for(options, rubric_values)
@@ -63,13 +66,14 @@ def audit_command(spec: EnvSpec) -> Callable[..., None]:
                 progress.update(bar, total=total, completed=index, description=f"audit {spec.name} · {name[:50]}")
 
             result = audit_env(spec, options, budget_s=values["budget"], seeds=values["seeds"],
-                               max_tasks=values["limit"], on_progress=on_progress, rubric=rubric)
+                               max_tasks=values["limit"], on_progress=on_progress, rubric=rubric,
+                               split=values["split"])
         run_judge_audit(spec, options, result)
         out: Path = values["out"] or Path("reports") / f"audit-{spec.name}"
         shown = {k: v for k, v in options.items() if v != spec.option(k).default}
-        title = (f"drill audit {spec.name} · {result.tasks} test tasks · {len(result.strategies)} strategies in "
-                 f"{result.seconds:.0f}s · " + " ".join(f"{k} {v:.4g}" for k, v in result.baselines.items())
-                 + (f" · {shown}" if shown else ""))
+        baselines = " ".join(f"{k} {v:.4g}" for k, v in result.baselines.items())
+        title = (f"drill audit {spec.name} · {result.tasks} {result.split} tasks · {len(result.strategies)} "
+                 f"strategies in {result.seconds:.0f}s · {baselines}" + (f" · {shown}" if shown else ""))
         print_findings(console if console.is_terminal else Console(width=200), title, result.findings)
         write_audit(out / "audit.json", result)
         write_chart(out / "audit.png", result)
@@ -83,8 +87,11 @@ def audit_command(spec: EnvSpec) -> Callable[..., None]:
     command.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
         _parameter("budget", float, typer.Option(240.0, "--budget", help="Seconds for the search (it stops trying "
                                                                            "new strategies after that).")),
-        _parameter("seeds", int, typer.Option(1, "--seeds", help="Seeds per test task.")),
-        _parameter("limit", int | None, typer.Option(None, "--limit", help="Only the first N test tasks.")),
+        _parameter("split", str, typer.Option("test", "--split", help="Where the strategies play: test, or train "
+                                                                     "(where training earns its reward), or "
+                                                                     "validation.")),
+        _parameter("seeds", int, typer.Option(1, "--seeds", help="Seeds per task.")),
+        _parameter("limit", int | None, typer.Option(None, "--limit", help="Only the first N tasks of the split.")),
         _parameter("out", Path | None, typer.Option(None, "--out", help="Report folder; default "
                                                                              f"reports/audit-{spec.name}.")),
         _parameter("strict", bool, typer.Option(False, "--strict", help="Exit 1 when there is an error finding.")),

@@ -60,7 +60,8 @@ def print_findings(console: Console, title: str, findings: Sequence[Finding], ex
 
 def write_audit(path: Path, result: AuditResult, detector_findings: Sequence[Finding] = ()) -> None:
     payload: dict[str, Any] = {
-        "env": result.env, "options": result.options, "tasks": result.tasks, "seeds": result.seeds,
+        "env": result.env, "options": result.options, "split": result.split, "tasks": result.tasks,
+        "seeds": result.seeds,
         "seconds": result.seconds, "baselines": result.baselines,
         "errors": len(result.errors), "warnings": sum(1 for f in result.findings if f.level == "warning"),
         "findings": [f.to_json() for f in result.findings],
@@ -90,7 +91,7 @@ def write_chart(path: Path, result: AuditResult, top: int = 15) -> None:
     ax.set_yticks(range(len(rows)), names, fontsize=7)
     for (name, value), style in zip(result.baselines.items(), ("dotted", "dashed", "solid", "dashdot")):
         ax.axvline(value, color="black", linestyle=style, linewidth=1, label=f"{name} {value:.3g}")
-    ax.set_xlabel("mean total on the test split")
+    ax.set_xlabel(f"mean total on the {result.split} split")
     ax.set_title(f"drill audit {result.env}: best strategies that never see ground truth (red: flagged)")
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()

@@ -1,4 +1,5 @@
-"""The exploit search: play every strategy on the test split, compare with the baselines, give verdicts.
+"""The exploit search: play every strategy on the test split (or another: `audit_env`'s `split`), compare with the
+baselines, give verdicts.
 
 Verdicts (one finding per strategy family and verdict, with the best-scoring member as its example):
 
@@ -155,6 +156,8 @@ class AuditResult:
     tasks: int
     seeds: int
     judge: dict[str, Any] | None = None
+    split: str = "test"
+    """The split the strategies played (`audit_env`'s `split`)."""
 
     @property
     def errors(self) -> list[Finding]:
@@ -479,7 +482,8 @@ def judge_garble_success(strategy: Strategy, played: Played, oracle: Played, pla
 
 
 def stock_of(played: Played, fields: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
-    """The stock answers (`stock_answers`) of each answer field, from the oracle's episodes on the train split."""
+    """The stock answers (`stock_answers`) of each answer field, from the oracle's episodes on another split (train,
+    or validation when the audit plays train)."""
     out = {}
     for field_key in fields:
         values = [v for e in played.episodes if (v := _answer_text(e, field_key)) is not None]
@@ -535,14 +539,18 @@ def merge(findings: Sequence[Finding]) -> list[Finding]:
 def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0, seeds: int = 1,
               max_tasks: int | None = None, extra: Sequence[Strategy] = (), combos: int = 6,
               on_progress: Callable[[str, int, int], None] | None = None, rubric: Rubric | None = None,
-              select: Callable[[Strategy], bool] | None = None) -> AuditResult:
+              select: Callable[[Strategy], bool] | None = None, split: str = "test") -> AuditResult:
     """Run the exploit search on `spec` with `options`; see the module docstring. `select` keeps only the
-    generated strategies it picks (a test of one family plays just that family)."""
+    generated strategies it picks (a test of one family plays just that family). `split` is where the strategies
+    play: test by default; train is where a training run earns its reward, validation where its recipes are chosen,
+    and a rubric may read something of each split (inbox's judge knows every split's answers)."""
     start = time.monotonic()
     parsed = spec.parse_options(options)
     make_env = spec.make(parsed)
     env = make_env()
-    tasks = env.tasks("test")[:max_tasks] if max_tasks else env.tasks("test")
+    tasks = env.tasks(split)[:max_tasks] if max_tasks else env.tasks(split)
+    if not tasks:
+        raise ValueError(f"{spec.name} has no {split} tasks to audit")
     by_id = {t.id: t for t in tasks}
     jobs = [(t, s) for t in tasks for s in range(seeds)]
     rubric = rubric or spec.rubric_for(parsed)
@@ -568,12 +576,15 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
     generic = generic_strategies(tools, ctx)
     swaps: list[Strategy] = []
     oracle_played = [oracle]
-    if spec.success is not None:  # the oracle's answers on train tasks, as another task's answer on each test task
-        on_train = play("oracle on train", baselines["oracle"], env.tasks("train")[:SWAP_TRAIN_TASKS])
-        swaps = swap_strategies(stock_of(on_train, answer_fields(oracle)))
-        oracle_played.append(on_train)
+    if spec.success is not None:  # the oracle's answers on another split, as another task's answer on each task
+        stock_split = "validation" if split == "train" else "train"
+        on_other = play(f"oracle on {stock_split}", baselines["oracle"], env.tasks(stock_split)[:SWAP_TRAIN_TASKS])
+        swaps = swap_strategies(stock_of(on_other, answer_fields(oracle)))
+        oracle_played.append(on_other)
     head = 2 * len(tools) + 3  # every tool's first two fills, then the mutations, then the long tail
-    packing = packing_strategies(tools, ctx, answer_fields(oracle))
+    split_answers = {f: [v for e in oracle.episodes if (v := _answer_text(e, f)) is not None]
+                     for f in answer_fields(oracle)}
+    packing = packing_strategies(tools, ctx, answer_fields(oracle), split_answers)
     singles = [*extra, *spec_extra(spec, parsed), *packing, *swaps,
                *role_strategies(type(env).roles, ("heuristic", "oracle")),
                *refused_strategies(type(env).roles, tools, ctx),
@@ -656,7 +667,7 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
     return AuditResult(env=spec.name, options=dict(parsed),
                        baselines={name: round(p.mean, 4) for name, p in reference.items()},
                        strategies=rows, findings=merge(findings), seconds=round(time.monotonic() - start, 1),
-                       tasks=len(tasks), seeds=seeds)
+                       tasks=len(tasks), seeds=seeds, split=split)
 
 
 POSITION_SHARE = 0.9
