@@ -149,6 +149,19 @@ GALLERY: dict[str, tuple[str, str | tuple[str, ...]]] = {
     "empty files by the hundred thousand in the workspace": (
         "import os\nfor i in range(100000):\n    os.close(os.open(f'e{{i}}', os.O_CREAT | os.O_WRONLY))\nreturn False",
         "raised OSError: [Errno 30] Read-only file system: 'e0'"),
+    # a System V segment outlives shmdt until the run ends, outside RLIMIT_AS (2 GiB in four segments, hook off)
+    "memory in System V shared memory (the hook off)": (
+        "import sys\nmain = sys.modules['__main__']\n"
+        "for name in ('_BLOCKED_EVENTS', '_BLOCKED_MODULES', '_CHANGE_EVENTS', '_LIST_EVENTS'):\n"
+        "    getattr(main, name).clear()\nmain._BLOCKED_PREFIXES = ()\nimport ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "return 'segment' if libc.shmget(0, 1 << 20, 0o1600) >= 0 else f'errno {{ctypes.get_errno()}}'",
+        "candidate([]) returned 'errno 1'"),
+    # the host's page cache of the standard library, written with the hook on: a slow first read in the next run
+    "evict a standard library file from the page cache (a channel to the next episode)": (
+        "import os\nfd = os.open(os.__file__, os.O_RDONLY)\n"
+        "os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)\nreturn False",
+        "raised PermissionError: [Errno 1] Operation not permitted"),
     "a thread bomb": ("import threading, time\nwhile True:\n"
                       "    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()", "raised RuntimeError: can't start new thread"),
     "print a flood": ("print('x' * 5 * 1024 ** 2)\nreturn False", "PASSED test_1, test_2"),

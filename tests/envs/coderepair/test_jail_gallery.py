@@ -214,13 +214,15 @@ RISKY_CALLS = {  # x86_64 numbers and harmless arguments; without the filter eac
     "keyctl": (250, 0, 0), "add_key": (248, 0, 0, 0, 0, 0), "unshare": (272, 0x10000000),
     "clone(CLONE_NEWUSER)": (56, 0x10000000 | 17, 0, 0, 0, 0), "setns": (308, 0, 0), "personality": (135, 0xFFFFFFFF),
     "pidfd_getfd": (438, 0, 0, 0), "process_vm_readv": (310, 1, 0, 0, 0, 0, 0), "ptrace": (101, 0),
-    "kill(1)": (62, 1, 0),
+    "kill(1)": (62, 1, 0), "shmget": (29, 0, 4096, 0o1600), "msgget": (68, 0, 0o1600), "semget": (64, 0, 1, 0o1600),
+    "mq_open": (240, 0, 0, 0, 0), "fadvise64": (221, 0, 0, 0, 4), "readahead": (187, 0, 0, 4096),
 }
 
 
 def test_the_filter_refuses_the_kernel_s_riskier_interfaces() -> None:
-    """io_uring, perf, bpf, keyrings, namespaces from inside, personality, another process's memory or descriptors:
-    EPERM from the filter, in one jailed process (no audit hook)."""
+    """io_uring, perf, bpf, keyrings, namespaces from inside, personality, another process's memory or descriptors,
+    System V and POSIX IPC (memory outside RLIMIT_AS), the page cache's advice calls (a channel between runs): EPERM
+    from the filter, in one jailed process (no audit hook)."""
     if os.uname().machine != "x86_64":
         pytest.skip("x86_64 system call numbers")
     done = jailed("import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\n"

@@ -1,4 +1,5 @@
-"""The judge never waits on the solution's process without a deadline: writing the requests included."""
+"""The judge's channel to the solution's process: it never waits without a deadline (writing the requests included),
+and it does not tell the solution which of its answers failed."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 from types import FrameType
 
 from drill.envs.coderepair import sandbox
+from drill.envs.coderepair.problems import problem, problems
 
 STOPS_READING = (
     "import os, time\n"
@@ -41,3 +43,38 @@ def test_a_child_that_stops_reading_its_input_cannot_hold_the_judge() -> None:
     assert [o.passed for o in report.outcomes] == [True, False], report
     assert report.stopped == "timeout" and "stopped reading its input" in report.message, report
     assert took < 5, took
+
+
+def test_no_test_asks_the_solution_anything_after_a_wrong_answer() -> None:
+    """HumanEval/95's asserts read `assert candidate(d) == True, "..." + str(candidate(d))`: the message's call came
+    only after a failure, so the solution knew which answers were wrong and could pass that to the next episode
+    (through the page cache, a snippet that kept the buggy function went from 0.62 to 1.69 on humaneval-95-b; 77's
+    last message asks about 1728 after a wrong answer for 1729). Answered wrong at once, every test of every problem
+    asks the child one thing: the call that fails."""
+    asked_more = {}
+    for p in problems():
+        for test in p.visible + p.hidden:
+            asked: list[object] = []
+            sandbox._judge(test, p.namespace(), lambda *args: asked.append(args) or "\0wrong", test.name, [])
+            if len(asked) != 1:
+                asked_more[f"{p.id} {test.name}"] = asked
+    assert not asked_more, asked_more
+    shown = problem("HumanEval/95").visible[0].source
+    assert "str(candidate(" in shown, shown  # the agent still sees the assert as HumanEval wrote it
+
+
+def test_text_from_the_solution_reaches_the_report_as_utf_8() -> None:
+    """An exception's message is the solution's own text, and JSON carries a lone surrogate: in the report it made an
+    observation that cannot be encoded, and a tokenizer refuses such text (`TextInputSequence must be str`), so one
+    solution could stop a training run. It is shown escaped, like a returned string's repr."""
+    raises = "def f(x):\n    raise ValueError('bad ' + chr(0xD800))\n"
+    tests = [sandbox.TestCase("test_1", "", "def _drill_test(candidate):\n    assert candidate(0) == 0\n"),
+             sandbox.TestCase("test_2", "", "def _drill_test(candidate):\n"
+                                            "    assert candidate(1) == 0, candidate(2)\n")]
+    returns = "def f(x):\n    return chr(0xDC80) if x == 2 else 1\n"
+    at_load = "raise SystemExit(chr(0xDFFF))\ndef f(x):\n    return 0\n"
+    for source in (raises, returns, at_load):
+        report = sandbox.run_tests(source, "f", tests, {})
+        for text in [report.message, *(o.detail for o in report.outcomes)]:
+            text.encode("utf-8")  # raises UnicodeEncodeError on a lone surrogate
+    assert "raised ValueError: bad \\ud800" in sandbox.run_tests(raises, "f", tests, {}).outcomes[0].detail

@@ -56,11 +56,20 @@ DENIED = (
     "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load",
     "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon", "swapoff", "acct",
     "quotactl", "syslog", "open_by_handle_at", "name_to_handle_at", "fanotify_init", "kcmp", "personality",
-    "iopl", "ioperm", "modify_ldt", "uselib",
+    "iopl", "ioperm", "modify_ldt", "uselib", "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv",
+    "msgctl", "semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+    "mq_notify", "mq_getsetattr", "fadvise64", "readahead",
 )
-"""System calls the filter refuses (EPERM). Besides these: `clone` only for threads (CLONE_THREAD set),
-`clone3` answers ENOSYS (glibc then uses `clone`, whose flags the filter can read), `kill` only with pid 0 (the
-child's own process group; it leads a session of its own), and any other architecture's calls kill the process."""
+"""System calls the filter refuses (EPERM). System V and POSIX IPC: a shared memory segment outlives `shmdt` until
+the run's IPC namespace ends and is outside RLIMIT_AS, so until 2026-11-28 one run could hold as much of the host's
+memory as it could write in 20 s (2 GiB in four segments under a 1 GiB limit, red team), message queues ~0.5 GiB.
+`fadvise64` and `readahead`: the page cache of the standard library's files is the host's, shared by every run, and
+`POSIX_FADV_DONTNEED` evicts a file's pages, which a later run sees as a slow first read (~0.1-2 ms against ~5 us):
+a channel from one episode to the next, written and read with the audit hook on (red team: a fixed snippet that
+kept the buggy function learned from one episode's failed tests and scored 1.69 on the next). Besides these: `clone`
+only for threads (CLONE_THREAD set), `clone3` answers ENOSYS (glibc then uses `clone`, whose flags the filter can
+read), `kill` only with pid 0 (the child's own process group; it leads a session of its own), and any other
+architecture's calls kill the process."""
 _ARCH_SPECIFIC = {"fork", "vfork", "iopl", "ioperm", "modify_ldt", "uselib"}
 """Calls that some architectures do not have: absent there, skipped; every other name must resolve."""
 _CLONE_THREAD = 0x00010000

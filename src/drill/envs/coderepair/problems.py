@@ -10,6 +10,7 @@ when it submits. Problems with fewer than two tests are left out (they cannot ha
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import gzip
 import hashlib
@@ -73,8 +74,7 @@ def _tests(problem_id: str, test_source: str) -> list[TestCase]:
     seen: set[str] = set()
     for statement in check.body:
         code = ast.unparse(statement)
-        calls = any(isinstance(n, ast.Name) and n.id == "candidate" for n in ast.walk(statement))
-        if not calls:
+        if not _calls_candidate(statement):
             setup.append(code)
             continue
         if code in seen:  # HumanEval repeats a few asserts; a test is visible or hidden, never both
@@ -84,10 +84,28 @@ def _tests(problem_id: str, test_source: str) -> list[TestCase]:
         shown = "\n".join(line.rstrip() for line in _dedent(shown).splitlines())
         if len(shown) > SOURCE_CAP:
             shown = shown[: SOURCE_CAP - 4] + " ..."
-        body = "\n".join("    " + line for block in [*setup, code] for line in block.splitlines())
+        run = _without_calling_messages(statement)
+        body = "\n".join("    " + line for block in [*setup, run] for line in block.splitlines())
         tests.append(TestCase(name=f"test_{len(tests) + 1}", source=shown,
                               code=f"def _drill_test(candidate):\n{body}\n"))
     return tests
+
+
+def _calls_candidate(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == "candidate" for n in ast.walk(node))
+
+
+def _without_calling_messages(statement: ast.stmt) -> str:
+    """The statement's code with every assert message that calls `candidate` left out (the source shown to the agent
+    keeps it). Such a message runs only after a failure, so its call told the solution which of its answers were
+    wrong (HumanEval/77, 78, 95, 97, 117, 148: `assert candidate(d) == True, "..." + str(candidate(d))`; 77's last
+    asks about 1728 after a wrong answer for 1729), which a run could pass on to the next episode (`jail.DENIED`).
+    The report still shows what the function returned."""
+    tree = copy.deepcopy(statement)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and node.msg is not None and _calls_candidate(node.msg):
+            node.msg = None
+    return ast.unparse(tree)
 
 
 def _dedent(text: str) -> str:

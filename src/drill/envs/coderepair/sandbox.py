@@ -187,8 +187,10 @@ def _short(value: Any, limit: int = 200) -> str:
 
 
 def _clean(text: str) -> str:
-    """Addresses vary between processes; nothing else in a report may."""
-    return _HEX.sub("0x…", text)
+    """Addresses vary between processes; nothing else in a report may. A lone surrogate (JSON carries one from the
+    solution's exception messages) is written as its escape: an observation must encode as UTF-8, or a tokenizer
+    refuses it and one solution stops a training run."""
+    return _HEX.sub("0x…", text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 class _Child:
