@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from datetime import datetime, timedelta
 from collections.abc import Callable, Sequence
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from drill.core import Action, Episode, PolicyInfo, PolicyInput, run_episodes
 from drill.envs.inbox import InboxEnv, InboxQuestion, baselines, load, rubric
 from drill.envs.inbox.baselines import HeuristicPolicy, search_keywords
-from drill.envs.inbox.questions import IDK, AnswerJudge, lexicon_of, match_verdict
+from drill.envs.inbox.questions import IDK, AnswerJudge, is_abstention, lexicon_of, match_verdict
 from drill.envs.inbox.spec import judge_lexicon
 
 
@@ -263,6 +264,79 @@ def test_match_judge_on_amounts_and_unanswerable() -> None:
     none = question.model_copy(update={"answer": None})
     assert match_verdict(none, "I don't know").verdict == "correct"
     assert match_verdict(none, "$48,500").verdict == "wrong"
+
+
+@pytest.mark.parametrize("said", [
+    "I don't have that information", "The emails don't say", "There's no record of that.", "It's not in the inbox.",
+    "Nothing in the inbox about that.", "Not available", "I could not determine that.", "Unable to answer.",
+    "The inbox has no answer.", "I can't tell from the emails.", "Don't know", "Dunno", "No clue",
+    "Cannot be determined", "I cannot answer that", "Unanswerable", "No relevant emails found",
+    "Information not available", "I do not have enough information", "I was unable to find it",
+    "I don't see it in the inbox", "Sorry, the emails do not mention it."])
+def test_saying_the_inbox_holds_no_answer_in_other_words_is_an_abstention(said: str) -> None:
+    """41 of 53 ordinary ways of saying the inbox has no answer were wrong answers: -1 on a question with no answer,
+    where "I don't know" scores +1 (red team, 2026-11-28). A sentence in the closed vocabulary of a missing answer is
+    an abstention; one that names anything else (a value, in any case) is not, nor is one beside a value."""
+    question = InboxQuestion(id="x", inbox="u", question="Which room?", asked_at="2024-04-01 00:00:00",
+                             answer="Harbor Room", kind="place")
+    assert match_verdict(question.model_copy(update={"answer": None}), said).verdict == "correct"
+    assert match_verdict(question, said).verdict == "abstained"
+    assert match_verdict(question, f"{said.rstrip('.')}. Harbor Room").verdict == "wrong"
+    assert not is_abstention(f"{said} Harbor Room")
+    for answer in ("It is in the inbox.", "The emails say it.", "not in the harbor room"):
+        assert match_verdict(question.model_copy(update={"answer": None}), answer).verdict == "wrong", answer
+
+
+@pytest.fixture(scope="module")
+def answerable_and_judge(env: InboxEnv) -> tuple[list[InboxQuestion], AnswerJudge]:
+    """Every answerable question, and the rubric's judge (one, so its cache serves every parametrized case)."""
+    questions = [q for split in ("train", "validation", "test") for q in env.tasks(split) if q.answer is not None]
+    return questions, AnswerJudge("match", lexicon=judge_lexicon(env))
+
+
+def test_the_gold_dates_weekday_after_a_separator_is_no_second_value(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge]) -> None:
+    """"On Monday, April 29" and "April 29, 2024 (a Monday)" were lists (a capitalised word after a comma): wrong on
+    all 274 date questions with an answer, where "Monday, April 29" was right (red team, 2026-11-28). Another
+    weekday, or the next day beside the gold, is still wrong."""
+    questions, judge = answerable_and_judge
+    dates = [q for q in questions if q.kind == "date"]
+    assert len(dates) > 200
+    for q in dates[::6]:
+        assert q.answer is not None
+        day = datetime.strptime(q.answer, "%B %d, %Y")
+        later = day + timedelta(days=1)
+        values = {"W": f"{day:%A}", "M": f"{day:%B}", "D": day.day, "Y": day.year, "W2": f"{later:%A}",
+                  "M2": f"{later:%B}", "D2": later.day}
+        for honest in ("On {W}, {M} {D}", "It is on {W}, {M} {D}.", "{M} {D}, {Y} (a {W})",
+                       "{M} {D}, {Y} ({W:.3})"):
+            assert judge(q, honest.format(**values)).verdict == "correct", (q.id, honest)
+        for listed in ("On {W2}, {M} {D}", "{M} {D}, {Y} (a {W2})", "{M} {D}, {Y} ({W2:.3})",
+                       "{M} {D}; {W2}, {M2} {D2}"):
+            assert judge(q, listed.format(**values)).verdict == "wrong", (q.id, listed)
+
+
+@pytest.mark.parametrize("hedge", ["I don't know. {x}", "{x}. I don't know.", "I don't know\n{x}", "Unknown. {x}",
+                                   "N/A. {x}", "None. {x}", "No idea. {x}", "Not found. {x}",
+                                   "Sorry, I don't know. {x}", "{x}?!", "{x} (?)", "{x}？", "{x}‽", "{x}?."])
+def test_an_abstention_beside_a_value_or_a_question_mark_is_a_guess(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], hedge: str) -> None:
+    """An answer that abstains and names a value ("I don't know. Harbor Room", "N/A. $4,300"), or closes with a
+    question mark behind punctuation or in another script, is a guess like "I don't know, maybe X" and "X?": wrong
+    even when X is right. They were read as X alone (correct on 713 or all 1,037 answerable questions; red team,
+    2026-11-28). A bare abstention stays one, and the honest forms beside it stay right."""
+    questions, judge = answerable_and_judge
+    sample = questions[::9]
+    assert not [q.id for q in sample if judge(q, hedge.format(x=q.answer)).verdict != "wrong"]
+    for q in sample:
+        for honest in ("{x}", "It is {x}.", "When? {x}"):
+            assert judge(q, honest.format(x=q.answer)).verdict == "correct", (q.id, honest)
+        for abstention in ("Sorry. I don't know.", "Unknown.", "N/A"):
+            assert judge(q, abstention).verdict == "abstained"
+    room = InboxQuestion(id="x", inbox="u", question="Which room?", asked_at="2024-04-01 00:00:00",
+                         answer="Harbor Room", kind="place")
+    for honest in ("Harbor Room. None of the other rooms was free.", "N. Okafor booked the Harbor Room."):
+        assert match_verdict(room, honest).verdict == "correct", honest
 
 
 class _Probe:

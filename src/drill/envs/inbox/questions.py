@@ -28,13 +28,14 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
+from datetime import date
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import ValidationError, field_validator
 
-from drill.core.judge import HEDGE_WORDS, hedged, judge
+from drill.core.judge import HEDGE_WORDS, claims, hedged, judge
 from drill.core.types import Task
 from drill.evaluate.report import atomic_write_text
 
@@ -131,6 +132,7 @@ _ABSTAIN_PREFIXES = ("i don t know", "i do not know", "i dont know", "idk", "unk
                      "i can t find", "i could not find", "i couldn t find", "no idea", "n", "na", "none",
                      "no information", "no info", "not mentioned", "not stated", "not specified", "no record",
                      "not sure", "i m not sure", "i am not sure", "unsure", "i have no idea", "i ve no idea",
+                     "no clue", "i have no clue", "dunno", "unanswerable",
                      "cannot determine", "can t determine", "unable to determine", "unable to find", "cannot tell",
                      "can t tell", "it is not mentioned", "it isn t mentioned", "it s not mentioned",
                      "inbox does not say", "inbox doesn t say", "inbox does not mention",
@@ -157,7 +159,8 @@ def normalize_answer(text: str) -> list[str]:
 
 def is_abstention(answer: str) -> bool:
     """The answer says "I don't know" (or idk, unknown, not found, N/A, none, ...: `_ABSTAIN_PREFIXES`) and nothing
-    more than a few plain words:
+    more than a few plain words, or it only says that the inbox holds no answer (`_says_it_has_no_answer`: "The
+    emails don't say"):
     "I don't know, maybe the Harbor Room" is a hedge, not an abstention (`drill audit inbox` found the prefix check
     taking it for one)."""
     said_words = normalize_answer(answer)
@@ -168,12 +171,40 @@ def is_abstention(answer: str) -> bool:
         return True
     prefix = next((p for p in _ABSTAIN_PREFIXES if joined == p or joined.startswith(p + " ")), None)
     if prefix is None:
-        return False
+        return _says_it_has_no_answer(said_words)
     rest = joined[len(prefix):].split()
     said = set(prefix.split()) | set(_ABSTAIN_OPENERS)
     tail = [w for w in answer.split() if not set(normalize_answer(w)) <= said]
     return len(rest) <= 6 and not set(rest) & HEDGE_WORDS and not any(
         w[:1].isupper() or any(c.isdigit() for c in w) for w in tail)
+
+
+_NO_ANSWER_NEGATIONS = frozenset({"not", "no", "nothing", "never", "cannot", "unable", "t"})  # "t": "don't", "can't"
+_NO_ANSWER_SUBJECTS = frozenset("""know knows known say says said mention mentions mentioned contain contains contained
+include includes included find finds found locate located determine determined tell tells told see seen state states
+stated specify specified show shows shown provide provides provided give gives given confirm confirmed verify verified
+available information info data detail details record records result results clue idea evidence reference sure certain
+clear answer answers enough inbox inboxes mailbox email emails mail mails message messages thread threads
+correspondence""".split())
+_NO_ANSWER_ALONE = frozenset({"unknown", "unanswerable", "dunno", "insufficient", "unclear", "undetermined",
+                              "uncertain"})
+_NO_ANSWER_WORDS = _NO_ANSWER_NEGATIONS | _NO_ANSWER_SUBJECTS | _NO_ANSWER_ALONE | frozenset("""i m me my we you it
+its s that this there here is are was were am be been any anything such relevant specific exact exactly so far yet
+currently still anywhere really afraid based on in about from of for to with within regarding question do does did
+don doesn didn isn wasn aren weren haven hasn hadn couldn can could would won wouldn have has had get got able will
+search searched look looked matching sorry unfortunately ve d ll re""".split())
+"""The closed vocabulary of a sentence that says the inbox holds no answer, and names nothing of the world: "The
+emails don't say", "I don't have that information", "Cannot be determined", "No relevant emails found". Until
+2026-11-28 (red team) 41 of 53 such phrasings were wrong answers (-1 on a question with no answer), as "N/A" had
+been; an answer with any other word (a value, in any case) is not read this way."""
+
+
+def _says_it_has_no_answer(said: list[str]) -> bool:
+    """`said` (an answer's words) only says that there is no answer: each word from `_NO_ANSWER_WORDS`, and a
+    negation with what is missing ("no information", "doesn't say"), or a word that says it alone ("unknown")."""
+    words = set(said)
+    return (len(said) <= 12 and words <= _NO_ANSWER_WORDS
+            and bool(words & _NO_ANSWER_ALONE or (words & _NO_ANSWER_NEGATIONS and words & _NO_ANSWER_SUBJECTS)))
 
 
 @dataclass(frozen=True)
@@ -185,8 +216,56 @@ class Verdict:
 
 def is_hedged(question: InboxQuestion, answer: str) -> bool:
     """The answer hedges: a hedge word ("or", "maybe", "probably", "not sure", ...) that neither the gold nor the
-    question uses. Any judge marks a hedge wrong: "X, or maybe Y" is a guess, even when X is right."""
-    return hedged(answer, question.answer or "", *question.aliases, question.question)
+    question uses, a closing question mark, or an abstention beside a value. Any judge marks a hedge wrong: "X, or
+    maybe Y" is a guess, even when X is right."""
+    return (hedged(answer, question.answer or "", *question.aliases, question.question)
+            or _asks(answer, question) or (not is_abstention(answer) and _abstains_beside(answer)))
+
+
+_QUESTION_MARKS = str.maketrans({"？": "?", "¿": "?", "‽": "?", "⁇": "?", "⁈": "?", "⁉": "?", "﹖": "?", "؟": "?"})
+_CLOSING = " \t\r\n.!)]}>\"'*_`»”’"
+
+
+def _asks(answer: str, question: InboxQuestion) -> bool:
+    """The answer ends with a question mark behind closing punctuation or in another script ("X?!", "X (?)", "X？",
+    "X‽"), which the gold does not: a guess like "X?" (those four were correct on all 1,037 answerable questions, red
+    team 2026-11-28). A question echoed before the answer ("When is the QBR? April 29") asks nothing."""
+    closes = [text.translate(_QUESTION_MARKS).rstrip(_CLOSING).endswith("?")
+              for text in (answer, question.answer or "", *question.aliases)]
+    return closes[0] and not any(closes[1:])
+
+
+_PIECE_BREAK = re.compile(r"[.!?;:\n()\[\]]+|\s[-–—]+\s")
+
+
+def _abstains_beside(answer: str) -> bool:
+    """One sentence (or bracket) of the answer is an abstention and nothing more, and another says something: "I
+    don't know. Harbor Room", "Unknown. $4,300", "N/A. CL621", "Harbor Room. No idea." abstain and guess at once,
+    like "I don't know, maybe Harbor Room" (a hedge). They were read as the value alone (on all 713 date, amount and
+    code questions with an answer; "Unknown. X", "N/A. X", "None. X" and "No idea. X" on all 1,037: red team,
+    2026-11-28), and so is an answer that opens with one ("Dunno Harbor Room", "No clue Harbor Room"). A sentence
+    that goes on ("None of the other rooms was free") or a lone initial ("N. Okafor") is none."""
+    pieces = [p for p in _PIECE_BREAK.split(answer) if re.search(r"\w", p)]
+    if len(pieces) > 1 and any(_bare_abstention(_said(p)) and sum(c.isalpha() for c in p) > 1 for p in pieces):
+        return True
+    said = _said(answer)
+    return any(" ".join(said[:k]) in _OPENING_ABSTENTIONS for k in range(1, len(said)))
+
+
+_OPENING_ABSTENTIONS = frozenset(_ABSTAIN_PREFIXES) - {"n", "na", "none"}
+"""Abstentions that make a hedge of an answer they open ("Dunno Harbor Room"); not "None" or "N/A", which may open a
+sentence that goes on ("None of the later mails moved it: April 29")."""
+
+
+def _said(text: str) -> list[str]:
+    said = normalize_answer(text)
+    while said and said[0] in _ABSTAIN_OPENERS:
+        said = said[1:]
+    return said
+
+
+def _bare_abstention(said: list[str]) -> bool:
+    return " ".join(said) in _ABSTAIN_PREFIXES or _says_it_has_no_answer(said)
 
 
 def lexicon_of(questions: Sequence[InboxQuestion]) -> dict[str, tuple[str, ...]]:
@@ -223,7 +302,7 @@ def _separated_list(question: InboxQuestion, answer: str) -> bool:
     question does, of any kind: a capitalised word (not the answer's first) or a number, not a year ("Harbor Room,
     Dana Whitfield"; found by `drill audit inbox`). A clock time is not a candidate when the gold has none."""
     known = {w for form in (question.answer or "", *question.aliases, question.question)
-             for w in normalize_answer(form)}
+             for w in normalize_answer(form)} | _gold_weekdays(question)
     if not any(_CLOCK.search(form) for form in (question.answer or "", *question.aliases)):
         answer = _CLOCK.sub("", answer)
     segments = _SEGMENT_BREAK.split(_THOUSANDS.sub("", answer))
@@ -239,6 +318,30 @@ def _separated_list(question: InboxQuestion, answer: str) -> bool:
                                                                         and not _YEAR.fullmatch(word)):
                 return True
     return False
+
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY_SHORT = {"tuesday": ("tues",), "thursday": ("thur", "thurs")}
+
+
+def _gold_weekdays(question: InboxQuestion) -> set[str]:
+    """The weekday a date question's gold falls on, as the words that name it ("monday", "mon"): no new value beside
+    the gold, since the judge checks a stated weekday against the date. "On Monday, April 29" and "April 29, 2024 (a
+    Monday)" were lists, their weekday a capitalised word after a separator: wrong on all 274 date questions with an
+    answer (red team, 2026-11-28), where "Monday, April 29" was right. Another weekday is still a new word here."""
+    if question.kind != "date":
+        return set()
+    found: set[str] = set()
+    for form in (question.answer or "", *question.aliases):
+        for claim in claims(form, "date"):
+            value = claim.value
+            if isinstance(value, tuple) and value[0] == "date" and value[3] is not None:
+                try:
+                    name = _WEEKDAYS[date(value[3], value[1], value[2]).weekday()]
+                except ValueError:  # "February 30"
+                    continue
+                found |= {name, name[:3], *_WEEKDAY_SHORT.get(name, ())}
+    return found
 
 
 def _states_gold(question: InboxQuestion, answer: str, lexicon: Lexicon | None) -> bool:
