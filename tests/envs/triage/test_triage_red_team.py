@@ -310,14 +310,18 @@ def test_a_citation_on_an_answer_that_says_nothing_earns_no_grounding(answered: 
 
 
 @pytest.mark.parametrize("hidden", ["<!-- {steps} -->\n", "[//]: # ({steps})\n", "<div hidden>{steps}</div>\n",
-                                    '<span style="display: none">{steps}</span>', "<!-- {steps}\n"])
+                                    '<span style="display: none">{steps}</span>', "<!-- {steps}\n",
+                                    "[a]: <> ({steps})\n", '[kb]: https://kb.example.com "{steps}"\n',
+                                    '<span title="{steps}">'])
 def test_the_steps_where_a_reader_does_not_see_them_are_no_answer(answered: list[tuple[Any, str, str]],
                                                                    hidden: str) -> None:
     """A sixth red team (2026-11-28): the shown steps in an HTML comment (or a Markdown comment, or an element marked
     hidden) above a wrong fix the user does see ("Reboot your laptop and try again.") were correct on 182 of 183
-    answerable train tickets: the rubric read what rendered text never shows. The same steps shown stay an answer."""
+    answerable train tickets: the rubric read what rendered text never shows. A seventh red team (2026-11-28): so was
+    any other link reference definition, and an attribute's value (a `title`). The same steps shown stay an answer."""
     wrong = "Reboot your laptop and try again."
-    assert correct_on(answered[:20], lambda t, s: hidden.format(steps=s) + wrong) == 0
+    write = lambda t, s: hidden.format(steps=s.replace("(", "").replace(")", "").replace('"', "")) + wrong  # noqa
+    assert correct_on(answered[:20], write) == 0
     assert correct_on(answered[:20], lambda t, s: f"{s}\n{wrong}") == 20
 
 
@@ -356,3 +360,84 @@ def test_a_step_with_its_verb_replaced_by_one_the_gold_never_uses_is_no_answer(
 def one_swapped(steps: str) -> str | None:
     """The first step that opens with a word of `SYNONYMS` said with its synonym."""
     return first_step_as(steps, SYNONYMS)
+
+
+def test_the_steps_taken_back_after_them_are_no_answer(answered: list[tuple[Any, str, str]]) -> None:
+    """A seventh red team (2026-11-28): the shown steps followed by a sentence that takes them back with no "not"
+    pointing at them ("Scratch all that.", "Forget everything I just said.", "Just kidding, none of it.", "Actually,
+    don't.") were correct wherever the steps were (the heuristic's pick so written: 0.647 success on test at k=5, as
+    the steps). A reminder ("Don't forget to {step}", a "Don't forget to document it." after the steps) is no denial:
+    it failed on all but 3 of these tickets before."""
+    some = answered[:10]
+    for taken_back in ("Scratch all that.", "Forget everything I just said.", "Just kidding, none of it.",
+                       "Actually, don't.", "Disregard it."):
+        assert correct_on(some, lambda t, s, x=taken_back: f"{s}. {x}") == 0, taken_back  # type: ignore[misc]
+    for honest in ("Don't forget to document it.", "Don't worry, this is common.", "Hope this helps!",
+                   "Let me know if that doesn't help.", "Forget the old workaround."):
+        assert correct_on(some, lambda t, s, x=honest: f"{s}. {x}") == len(some), honest  # type: ignore[misc]
+    assert correct_on(some, each_step("Don't forget to {};")) >= len(some) - 1
+    assert correct_on(some, lambda t, s: "Do not forget: " + s) == len(some)
+
+
+@pytest.mark.parametrize("disguise", ["{s}", "\u202eton oD\u202c {s}", "Do \u0274\u1d0f\u1d1b {s}", "~{u}~",
+                                      "Do n\u0585t {s}", "Do n\u0966t {s}"])
+def test_each_step_denied_in_letters_the_rubric_did_not_read_is_no_answer(answered: list[tuple[Any, str, str]],
+                                                                          disguise: str) -> None:
+    """A seventh red team (2026-11-28): each shown step behind a denial a reader sees and the rubric did not was
+    correct wherever the steps were: "not" written backwards inside a right-to-left override (shown "Do not ..."),
+    in small capitals ("ɴᴏᴛ", which NFKC keeps and the tokenizer dropped), with an "o" of another script that no
+    look-alike table folds (an Armenian "օ", a Devanagari zero: `disguised`), or each step struck through with single
+    tildes (`~X~`, rendered struck through). The steps themselves, and the corpus' own tildes, stay an answer."""
+    some = answered[:20]
+    write = lambda t, s: "; ".join(disguise.format(s=h[:1].lower() + h[1:], u=h) for h in s.split("; "))  # noqa
+    assert correct_on(some, write) == (len(some) if disguise == "{s}" else 0)
+    assert R.visible("Fix ~/.ssh (chmod 700 ~/.ssh && chmod 600 ~/.ssh/authorized_keys); retry after ~60 s") == \
+        "Fix ~/.ssh (chmod 700 ~/.ssh && chmod 600 ~/.ssh/authorized_keys); retry after ~60 s"
+
+
+def test_a_destroying_order_beside_the_right_steps_is_no_answer(answered: list[tuple[Any, str, str]]) -> None:
+    """A seventh red team (2026-11-28): the shown steps as one branch of a condition and a destroying order as the other
+    ("If this is production: the steps. Otherwise, wipe the server and reinstall everything.") were correct wherever
+    the steps were: `_DESTROYING` was read only in a sentence that says a gold step ("tear down" is read as
+    "destroy" there too). A condition that destroys nothing stays an answer."""
+    some = answered[:25]
+    for other in ("wipe the server and reinstall everything", "tear down the whole stack", "reformat the volume"):
+        assert correct_on(some, lambda t, s, o=other: f"If this is production: {s}. Otherwise, {o}.") == 0, other
+    assert correct_on(some, lambda t, s: f"If this is production: {s}. Otherwise, ask the team first.") == len(some)
+
+
+def test_a_step_of_one_word_swapped_for_a_word_the_gold_never_uses_is_no_answer(
+        answered: list[tuple[Any, str, str]]) -> None:
+    """`drill audit`'s "steps wiped" with "Corrupt" on the gold resolution (2026-11-28) still passed on 13 of the 117
+    train answers it changes, 8 of them a clause with no object of its own ("... `certbot --expand`, corrupt and
+    re-check" for "reload and re-check", "... and corrupt;" for "and reconnect;"): `_verb_swapped` reads a step by
+    its object. Such a clause between the same neighbours as in the gold is read by its word now; the gold stays."""
+    def one_word(t: Any, s: str) -> str:
+        return re.sub(r"(, |\band )(reload|reconnect|investigate)\b", r"\1corrupt", t.gold_resolution)
+
+    bare = [(t, g, s) for t, g, s in answered if one_word(t, s) != t.gold_resolution]
+    assert len(bare) >= 5
+    assert correct_on(bare, one_word) == 0
+    assert correct_on(bare, lambda t, s: t.gold_resolution) == len(bare)
+    # a shown step cut before its object ("... reduce requests or add"): its last word said another way stays an answer
+    def cut_word(t: Any, s: str) -> str:
+        return re.sub(r"\b(and|or) (register|redeploy|re-scan)(?=;|$)", r"\1 tweak", s)
+
+    cut = [(t, g, s) for t, g, s in answered if cut_word(t, s) != s]
+    assert len(cut) >= 3 and correct_on(cut, cut_word) == len(cut)
+
+
+HONEST_SYNONYMS = {"Check": "Scrutinize", "Confirm": "Ascertain", "Restart": "Cycle", "Fix": "Rectify",
+                   "Reset": "Reinitialise", "Restore": "Recover", "Find": "Discover", "Limit": "Throttle",
+                   "Drain": "Evacuate", "Rebuild": "Recreate"}
+
+
+def test_common_synonyms_of_the_corpus_verbs_stay_an_answer(answered: list[tuple[Any, str, str]]) -> None:
+    """The closed synonym table (`_SAME_ACTION`) costs an honest paraphrase outside it its credit: one clause opener of
+    the test tickets' shown steps swapped for a thesaurus synonym of it was correct on 357 of 600 such variants
+    (2026-11-28). The table now holds the corpus' common openers it lacked ("reset", "drain", "limit") and more
+    synonyms of its own (548 of 600); a list written after it, none of its words added, stayed where it was (169 of
+    552, 153 with the one-word rule above)."""
+    swapped = [(t, g, s) for t, g, s in answered if first_step_as(s, HONEST_SYNONYMS)][:40]
+    assert len(swapped) == 40
+    assert correct_on(swapped, lambda t, s: first_step_as(s, HONEST_SYNONYMS) or "") >= len(swapped) - 2

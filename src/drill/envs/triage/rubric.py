@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -137,16 +138,56 @@ def submission(episode: Episode) -> Submission | None:
 
 
 _HIDDEN = re.compile(r"<!--.*?(?:-->|$)|^[ \t]*\[//\]:\s*#[^\n]*|<(\w+)\b[^>]*?(?:\bhidden\b|display\s*:\s*none|"
-                     r"visibility\s*:\s*hidden)[^>]*>.*?(?:</\1\s*>|$)", re.IGNORECASE | re.DOTALL | re.MULTILINE)
+                     r"visibility\s*:\s*hidden)[^>]*>.*?(?:</\1\s*>|$)|^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(?:<[^>\n]*>|\S+)"
+                     r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$",
+                     re.IGNORECASE | re.DOTALL | re.MULTILINE)
 """Text that rendered Markdown does not show: an HTML comment (to its end, or the end of the text), a Markdown comment
-line (`[//]: # (...)`), an element marked hidden."""
+line (`[//]: # (...)`) or any other link reference definition (`[a]: <> (...)`, `[kb]: https://kb "..."`: a seventh
+red team, 2026-11-28, hid the steps in one above a wrong fix, correct wherever the steps were), an element marked
+hidden."""
+_ATTRIBUTES = re.compile(r"<([A-Za-z][\w-]*)(?=\s[^>]*=)"
+                         r"(?:\s+[^\s\"'<>=/]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'<>]+))?)+\s*/?>")
+"""An HTML tag with attributes (`<span title="...">`, `<img alt="...">`): rendered text shows none of their values, and
+the steps in a `title` around a wrong fix were correct wherever the steps were (a seventh red team, 2026-11-28). A
+placeholder with no "=" (`<rule name>`, `<ID>`) is left as written."""
+
+
+_STRUCK_ONCE = re.compile(r"(?<![~\w])~(?=[^\s~])([^~\n]*?[^\s~])~(?![~\w])")
+"""A strike-through with single tildes (`~text~`, as GitHub renders it): an opening tilde before a non-space, a closing
+one after a non-space, neither beside a word or another tilde; so "~/.ssh", "~60 s" and "chmod 700 ~/.ssh && chmod 600
+~/.ssh/authorized_keys" (the corpus' own tildes) strike nothing."""
+_OVERRIDDEN = re.compile("\u202e([^\u202a-\u202e\u2066-\u2069\n]*)(?:\u202c|(?=[\u202a-\u202e\u2066-\u2069\n])|$)")
+"""A right-to-left override (U+202E) up to its end (U+202C, the next directional mark or the line's end): its letters
+are shown in reverse order."""
+_LATIN_NAME = re.compile(r"LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL |DOTLESS |SCRIPT )?([A-Z])(?: WITH .*)?")
+"""The Unicode name of a Latin letter in a form NFKC keeps (`drill.core.text.as_read` does not fold it): small
+capitals ("ɴᴏᴛ"), dotless or script letters."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _latin_letter(char: str) -> str:
+    """`char`, or the plain Latin letter its Unicode name says it is (`_LATIN_NAME`)."""
+    match = _LATIN_NAME.fullmatch(unicodedata.name(char, ""))
+    return match.group(1).lower() if match else char
 
 
 def visible(text: str) -> str:
     """The answer as a reader of the rendered text sees it (`_HIDDEN` dropped). The right steps in an HTML comment
     above a wrong fix ("<!-- the steps -->Reboot your laptop.") were a correct answer on 182 of 183 answerable train
-    tickets (a sixth red team, 2026-11-28): the rubric read what the user never sees."""
-    return _HIDDEN.sub(" ", text) if "<" in text or "[//]" in text else text
+    tickets (a sixth red team, 2026-11-28): the rubric read what the user never sees. It also reads a right-to-left
+    override in the order it shows its letters ("ton oD" between U+202E and U+202C, then "restart X", shows "Do not
+    restart X"), Latin letters NFKC keeps as plain ones (small capitals: "Do ɴᴏᴛ restart X", "ᴅᴇʟᴇᴛᴇ the pods"), and a
+    single-tilde strike-through as a double one (`_STRUCK_ONCE`, which `_SPELLED_DENIALS` reads as "not"): each
+    passed, on every step, as the steps themselves do (a seventh red team, 2026-11-28: the heuristic's pick so
+    rewritten scored its total and success, 0.665 / 0.647 on test at k=5)."""
+    if "<" in text or "]:" in text:
+        text = _ATTRIBUTES.sub(r"<\1>", _HIDDEN.sub(" ", text))
+    if "~" in text:
+        text = _STRUCK_ONCE.sub(r"~~\1~~", text)
+    if text.isascii():
+        return text
+    text = _OVERRIDDEN.sub(lambda m: m.group(1)[::-1], text)
+    return "".join(_latin_letter(c) if ord(c) > 127 and c.isalpha() else c for c in text)
 
 
 def covers(answer: str, steps: str) -> bool:
@@ -237,6 +278,20 @@ def grounding_score(episode: Episode, task: TriageTask) -> float:
     return grounding * substance(sub, task) if task.answerable and grounding else grounding
 
 
+def disguised(text: str) -> bool:
+    """A word of the text mixes Latin letters or digits with letters, digits or marks of another script, as the rubric
+    reads it (`words`: "nօt" with an Armenian "օ", "n०t" with a Devanagari zero): the rubric reads it as two words
+    ("n", "t") where a reader sees one ("not"). Look-alike tables (`drill.core.text.as_read`) fold the common ones;
+    this catches the rest, as no honest English answer writes a word in two scripts (the corpus' tickets, gold
+    answers and articles use no letter outside ASCII). Each shown step denied with such an "o" was correct wherever
+    the steps were until 2026-11-28 (a seventh red team)."""
+    if text.isascii():
+        return False
+    return any(re.search(r"[a-z0-9]", token) and any(ord(c) > 127 and unicodedata.category(c)[0] in "LNM"
+                                                    for c in token)
+               for token in as_read(text).split())
+
+
 def is_correct(sub: Submission, task: TriageTask) -> bool:
     """The answer is right: the escalation decision matches, the KB answers the ticket, and the text covers the gold
     (`covers_gold`) without being mostly about something else (ROUGE-L precision >= 0.2, `CORRECT_MIN_PRECISION`)
@@ -244,7 +299,7 @@ def is_correct(sub: Submission, task: TriageTask) -> bool:
     if sub.escalate != task.should_escalate or not task.answerable:
         return False
     return (covers_gold(sub, task) and mostly_gold(sub, task) and not lists_another(sub, task)
-            and not negates_a_step(sub, task) and not names_another_ticket(sub, task))
+            and not negates_a_step(sub, task) and not names_another_ticket(sub, task) and not disguised(sub.resolution))
 
 
 def names_another_ticket(sub: Submission, task: TriageTask) -> bool:
@@ -281,6 +336,10 @@ cross mark, a refusal glued to a step ("Restart X? No.", "Nope, restart X", "No 
 read as "not". Until 2026-11-28 (a sixth red team) "No" was no denial and "Nope," an aside: each shown step so
 refused was correct on every answerable train ticket (183 of 183). The gold is read the same way, so that a gold
 sentence's own "No data loss is expected" is the gold's denial, not the answer's."""
+_REMINDER = re.compile(r"\b(?:do\s+not|don[’']?t|dont|never|mustn[’']?t|must\s+not)\s+forget\b", re.IGNORECASE)
+"""A denial of forgetting is a reminder ("Don't forget to restart X" says "restart X"), read as "remember" before the
+denials are read: each step so written was denied on every answerable train ticket, and "Do not forget:" before the
+steps took them back (a seventh red team, 2026-11-28)."""
 _STRUCK = re.compile(r"(?:\S[\u0334-\u0338]+)+")
 """Letters struck through by combining overlays ("Restart" with U+0336 after each letter), which `as_read` drops
 with the other accents: read as "not" (each shown step so struck through was correct on 183 of 183 answerable train
@@ -295,20 +354,33 @@ _ORDERS = frozenset({"never", "avoid", "don", "skip", "ignore", "refrain", "shou
 ("It does not matter", "That should not take long")."""
 
 
+_RETRACTS = frozenset({"scratch", "forget", "disregard", "kidding", "joking", "jk", "retract", "nevermind", "cancel"})
+"""Words that take back what was said before them ("Scratch all that.", "Forget everything I just said.", "Just
+kidding.", "Disregard it."), beside the orders (`_ORDERS`)."""
+_ASIDE_WORDS = ("actually", "just", "wait", "please", "sorry", "okay", "really", "second", "thought", "said", "wrote",
+                "told", "mind", "everything", "anything")
+"""Words a retraction says beside its order and its pointer ("Actually, don't.", "On second thought, forget
+everything I said."): they name nothing the steps do."""
+
+
 def _points(head: str) -> bool:
     """`head` points at the steps (`_REFERENCE`), or orders the reader off them by a pronoun: "Never do this:",
-    "never attempt them", "Don't do that"."""
+    "never attempt them", "Don't do that", "Scratch all that", "Forget everything", or by nothing at all ("Actually,
+    don't.", "Just kidding.": a bare order names nothing else to keep off)."""
     said = set(words(head))
-    return bool(_REFERENCE.search(head)) or bool(said & _ORDERS and said & {"this", "that", "it", "them"})
+    if not said & (_ORDERS | _RETRACTS):
+        return bool(_REFERENCE.search(head))
+    return bool(_REFERENCE.search(head) or said & {"this", "that", "it", "them", "everything"}
+                or not set(content_terms(head)) - _pointing_terms())
 
 
 @functools.cache
 def _pointing_terms() -> frozenset[str]:
     """The content terms of the words a denial points with ("never", "steps", "above", "try"): a gold that uses them
     ("never delete pg_wal files") does not make "Never do this:" a step of its own."""
-    return frozenset(t for w in (*DENIALS, *_ORDERS, "none", "above", "below", "these", "those", "following", "steps",
-                                 "procedure", "this", "that", "them", "any", "all", "do", "try", "attempt", "work")
-                     for t in content_terms(w))
+    return frozenset(t for w in (*DENIALS, *_ORDERS, *_RETRACTS, *_ASIDE_WORDS, "none", "above", "below", "these",
+                                 "those", "following", "steps", "procedure", "this", "that", "them", "any", "all", "do",
+                                 "try", "attempt", "work") for t in content_terms(w))
 
 
 _CONDITION = re.compile(r"^\W*(?:if|when|unless|in case|should|once|until)\b", re.IGNORECASE)
@@ -458,7 +530,7 @@ def _denials_read(sentence: str) -> str:
     """The sentence as a reader sees it (`drill.core.text.as_read`: "You cаn't" in a Cyrillic "а", "Restart X? Nо."
     with a Cyrillic "о" were no denials until 2026-11-28), with the denials the word list cannot see spelled as "not"
     (`_SPELLED_DENIALS`)."""
-    sentence = as_read(_STRUCK.sub(r" not \g<0>", sentence))
+    sentence = _REMINDER.sub(" remember ", as_read(_STRUCK.sub(r" not \g<0>", sentence)))
     for pattern, spelled in _SPELLED_DENIALS:
         sentence = pattern.sub(spelled, sentence)
     return sentence
@@ -466,13 +538,18 @@ def _denials_read(sentence: str) -> str:
 
 def _points_back(sentence: str, gold_terms: set[str]) -> bool:
     """A denial that names no step of the gold and points at the others ("Do not do any of the above.", "Do not
-    try these: ...", "None of these steps will work; never attempt them."): it denies everything the answer says.
-    Its opening up to a colon is read alone, so that "Avoid the following: restart X" counts; a condition ("If none
-    of the above works, escalate") is no denial."""
+    try these: ...", "None of these steps will work; never attempt them.") or takes them back ("Scratch all that.",
+    "Actually, don't.": the steps then that, each full credit until 2026-11-28, a seventh red team): it denies
+    everything the answer says. Its opening up to a colon is read alone unless it is a bare aside ("Actually,"), so
+    that "Avoid the following: restart X" counts and "For safety, don't do that on weekends" does not; a condition
+    ("If none of the above works, escalate") is no denial."""
     opening = _OPENING.match(sentence)
-    head = opening.group() if opening else sentence
+    # an opening that holds no denial and names nothing ("Actually,", "On second thought,") leaves the rest to read
+    empty = opening and not set(words(opening.group())) & (DENIALS | _RETRACTS) and not set(
+        content_terms(opening.group())) - _pointing_terms()
+    head = opening.group() if opening and not empty else sentence
     said = set(words(head))
-    return bool(said & DENIALS or "none" in said) and _points(head) and not _CONDITION.match(
+    return bool(said & (DENIALS | _RETRACTS) or "none" in said) and _points(head) and not _CONDITION.match(
         head) and not (set(content_terms(head)) - _pointing_terms()) & gold_terms
 
 
@@ -485,13 +562,18 @@ adaptive retries" for "Enable ...") says the opposite. Not "shut" (down): "Shut 
 X, which `_OPPOSITES` reads ("start" says "restart" too)."""
 
 
-_DESTROYING = ("wipe", "erase", "destroy", "shred", "nuke", "trash", "abandon")
+_DESTROYING = ("wipe", "erase", "destroy", "shred", "nuke", "trash", "abandon", "reformat", "scrap", "demolish",
+               "obliterate")
 """Verbs that destroy or give up, which no fix uses unless its gold does: one of them in a sentence that says a gold
 sentence ("Wipe the least-privileged role at the smallest scope" for "Grant ...", a clause of the gold resolution,
-not a shown step) says the opposite. `drill audit`'s "steps wiped" (2026-11-28): the oracle's answer with one
-clause's first word replaced by "Wipe" was correct on 92 of 117 answerable train tickets whose answer it changed
-(53 of 68 test); now on 0 (2). The wider `_CONTRARY` read this way ("stop", "delete", "remove": runbooks use them)
-failed the heuristic's own right answers on 6 train and test tickets."""
+not a shown step) says the opposite, and one anywhere else in an answer that says the gold is an order the gold never
+gives ("If this is production: the steps. Otherwise, wipe the server and reinstall everything.", full credit on
+every ticket the heuristic's pick was right until 2026-11-28, a seventh red team). `drill audit`'s "steps wiped"
+(2026-11-28): the oracle's answer with one clause's first word replaced by "Wipe" was correct on 92 of 117
+answerable train tickets whose answer it changed (53 of 68 test); now on 0 (2); "Scrap", "Demolish" and "Reformat"
+were read only by `_verb_swapped` and passed on 13 of 117 (3 of 68 test) until the seventh red team added them.
+The wider `_CONTRARY` read this way ("stop", "delete", "remove": runbooks use them) failed the heuristic's own right
+answers on 6 train and test tickets."""
 
 
 def _destroys(said: str) -> bool:
@@ -558,7 +640,7 @@ def _contradicts(sentence_terms: set[str], said: str, gold_terms: frozenset[str]
             return True
     if _destroying_stems() & said_terms - vocabulary and _destroys(said):
         return True  # "Wipe the least-privileged role at the smallest scope"
-    if gold_text is not None and _verb_swapped(said, gold_text, frozenset(vocabulary), gold_others):
+    if gold_text is not None and _verb_swapped(said, gold_text, frozenset(vocabulary), gold_others, step is not None):
         return True  # "Scrap the control-plane static pods" for "restart the control-plane static pods"
     if step is None:
         return False
@@ -611,8 +693,10 @@ _SAME_ACTION: tuple[tuple[str, ...], ...] = (
      "investigate", "analyse", "analyze", "assess", "audit", "look", "view", "see", "query", "diagnose", "determine",
      "identify", "find", "locate", "search", "list", "enumerate", "show", "display", "compare", "diff", "match",
      "watch", "monitor", "observe", "trace", "probe", "scan", "track", "capture", "record", "collect", "gather",
-     "dump", "print", "get", "fetch", "describe", "measure", "note", "spot", "pinpoint", "detect"),
-    ("fix", "repair", "correct", "resolve", "remediate", "address", "mend"),
+     "dump", "print", "get", "fetch", "describe", "measure", "note", "spot", "pinpoint", "detect", "scrutinize",
+     "scrutinise", "ascertain", "discover", "recheck", "decode", "parse", "interpret", "decipher", "trial", "study",
+     "consult", "survey", "uncover", "hunt", "prove", "exercise", "guarantee"),
+    ("fix", "repair", "correct", "resolve", "remediate", "address", "mend", "rectify", "sort", "patch"),
     ("run", "execute", "invoke", "perform", "rerun", "retry", "repeat", "reattempt", "try"),
     ("use", "employ", "utilise", "utilize", "apply", "leverage"),
     ("set", "configure", "define", "specify", "adjust", "tune", "change", "modify", "edit", "update", "alter",
@@ -624,12 +708,41 @@ _SAME_ACTION: tuple[tuple[str, ...], ...] = (
     ("escalate", "page", "notify", "inform", "tell", "contact", "alert", "report", "hand", "call", "ping", "involve"),
     ("copy", "duplicate", "clone"),
     ("wait", "hold"),
+    ("set", "establish", "put", "assign"),
+    ("update", "refresh", "revise", "amend"),
+    ("use", "adopt"),
+    ("add", "introduce"),
+    ("restart", "cycle"),
+    ("raise", "lift"),
+    ("grant", "give", "provide", "award"),
+    ("escalate", "refer", "forward"),
+    ("request", "apply"),
+    ("reset", "reinitialize", "reinitialise", "reinit", "initialize", "initialise"),
+    ("restore", "recover"),
+    ("route", "direct", "steer", "forward"),
+    ("limit", "cap", "clamp", "restrict", "constrain", "throttle", "bound", "curb"),
+    ("schedule", "plan", "book", "arrange"),
+    ("deploy", "ship", "release"),
+    ("rebuild", "recreate", "reconstruct", "remake", "redo"),
+    ("repeat", "redo"),
+    ("protect", "safeguard", "shield", "secure"),
+    ("compact", "defrag", "defragment"),
+    ("drain", "evacuate"),
+    ("upload", "push"),
+    ("align", "sync", "synchronise", "synchronize", "reconcile"),
+    ("clean", "tidy", "cleanup"),
+    ("handle", "manage"),
+    ("attach", "connect"),
 )
 """Verbs that do one action in a runbook step, beside the sides of `_OPPOSITES`: a step with its verb swapped for
 another of its group is the same step ("Examine the autoscaler logs" for "Check ..."). Verbs that only observe form
 one group (reading changes nothing, so swapping one for another says the same step); the others are thesaurus
 synonyms of the corpus' most frequent clause openers. No group holds a verb that destroys, stops or undoes: a verb
-this table lacks costs an honest paraphrase its credit (measured in the red-team tests), never lets one through."""
+this table lacks costs an honest paraphrase its credit (measured in the red-team tests), never lets one through.
+The groups after "wait" (a seventh red team, 2026-11-28) are thesaurus synonyms of the clause openers the table
+lacked ("reset", "drain", "limit", ...) or of its own verbs ("cycle" for "restart", "rectify" for "fix"): one clause's
+opener of the shown steps swapped for a synonym from a list written for the corpus' verbs was correct on 357 of 600
+test variants with the table before them, 0 more of the adversarial verbs ("Break", "Delete", "Disable") passing."""
 
 
 @functools.cache
@@ -649,7 +762,8 @@ _PRONOUNS = frozenset({"it", "them", "this", "that", "these", "those"})
 
 
 @functools.lru_cache(maxsize=65536)
-def _verb_swapped(said: str, gold: str, vocabulary: frozenset[str], others: tuple[str, ...] = ()) -> bool:
+def _verb_swapped(said: str, gold: str, vocabulary: frozenset[str], others: tuple[str, ...] = (),
+                  cut: bool = False) -> bool:
     """The answer sentence says a clause of the gold sentence `gold` with its first word swapped: the clause's object
     (its content terms after its first written word, `SWAP_MIN_OBJECT` or more) in order right after a word that the
     gold texts the sentence says do not use (`vocabulary`), the gold clause's own word not before the object, and the
@@ -660,11 +774,12 @@ def _verb_swapped(said: str, gold: str, vocabulary: frozenset[str], others: tupl
     the gold never names is another step, whatever the new verb is. A closed table of synonyms, not of harmful verbs:
     `_DESTROYING` refused "Wipe" and nothing else, and the gold with one clause's verb replaced by "Scrap", "Corrupt",
     "Overwrite", "Demolish", "Break", "Unplug" or "Reformat" was correct on all 68 test episodes the change reached
-    (`drill audit`'s "steps wiped", 2026-11-28); now on 3 to 5 of 68 (a noun in a list or a value in a code span
-    replaced, or the gold using the word itself). A synonym the table lacks costs an honest paraphrase its credit: the
-    gold article's steps with one verb swapped for a synonym outside the table ("Reinitialise" for "Reset", "Recover"
-    for "Restore") were correct on 284 of 300 answerable tickets, the gold resolution so on 194 of 205. The
-    heuristic's and the oracle's episodes are unchanged."""
+    (`drill audit`'s "steps wiped", 2026-11-28); then on 3 to 5 of 68, now 0 to 4 (a value in a code span or a
+    noun in a list replaced, or the gold using the word itself; one-word clauses are read by `_bare_swapped`). A
+    synonym the table lacks costs an honest paraphrase its credit: the gold article's steps with one verb swapped for
+    a synonym outside the table ("Reinitialise" for "Reset", "Recover" for "Restore") were correct on 284 of 300
+    answerable tickets, the gold resolution so on 194 of 205 (both now in the table). The heuristic's and the
+    oracle's episodes are unchanged."""
     clauses = _clauses(said)
     for i, ((_, opening), *rest) in enumerate(clauses):
         foreign = frozenset(opening) - vocabulary  # "Scrap.Timeout" for "Target.Timeout": "scrap"
@@ -674,6 +789,40 @@ def _verb_swapped(said: str, gold: str, vocabulary: frozenset[str], others: tupl
         if foreign and _swaps(foreign, tuple(rest), gold, then) \
                 and not any(_swaps(foreign, tuple(rest), text, then, same=True) for text in others):
             return True
+    return _bare_swapped(clauses, gold, vocabulary, cut)
+
+
+def _clause_terms(clause: tuple[tuple[frozenset[str], tuple[str, ...]], ...]) -> tuple[str, ...]:
+    return tuple(t for _, terms in clause for t in terms)
+
+
+def _bare_swapped(clauses: tuple[tuple[tuple[frozenset[str], tuple[str, ...]], ...], ...], gold: str,
+                  vocabulary: frozenset[str], cut: bool = False) -> bool:
+    """A clause of the gold with no object of its own (its word alone or with a pronoun: "... and reconnect", "Fix
+    that and re-run the dry-run") said with its word swapped for one the gold texts the sentence says do not use
+    (`vocabulary`) and no synonym of it, between the same clauses as in the gold (the one before it, or the one after
+    it, says the same terms): `_verb_swapped` reads a step by its object, and these have none. Such a clause with its
+    word replaced by "Corrupt" ("... `certbot --expand`, corrupt and re-check") was correct on 8 of the 13 oracle
+    answers the audit's "steps wiped" change on train still passed until 2026-11-28 (a seventh red team). With `cut`
+    (`gold` is a shown step's head, cut at ten words or a colon: "... reduce requests or add") its last clause is
+    not read so: the cut took its object, and a synonym there ("or put in") lost its credit."""
+    synonyms = _same_action()
+    gold_clauses = _clauses(gold)
+    for j, ((verb, verb_terms), *gold_rest) in enumerate(gold_clauses):
+        if _clause_terms(tuple(gold_rest)) or not verb_terms or cut and j == len(gold_clauses) - 1:
+            continue
+        near = {k: _clause_terms(gold_clauses[k]) for k in (j - 1, j + 1) if 0 <= k < len(gold_clauses)}
+        said_as = verb | {t for v in verb_terms for t in synonyms.get(v, ())}
+        for i, ((opening, _), *rest) in enumerate(clauses):
+            foreign = frozenset(opening) - vocabulary
+            # a later clause does it on a pronoun ("Shut down or fix the upstream and start it again")
+            then = frozenset(t for after in clauses[i + 1:] if len(after) > 1 and after[1][0] & _PRONOUNS
+                             for t in after[0][1])
+            if not foreign or (foreign | then) & said_as or _clause_terms(tuple(rest)):
+                continue
+            if any(terms and 0 <= i + k - j < len(clauses) and _clause_terms(clauses[i + k - j]) == terms
+                   for k, terms in near.items()):
+                return True
     return False
 
 
@@ -758,9 +907,12 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
         return {t for head, said_terms in phrased if len(terms & head) >= len(head) / 2 for t in said_terms}
     plain = denied = 0
     said: list[tuple[set[str], Counter[str], str, bool]] = []
-    points_back = False
+    points_back = destroys = False
     for sentence in _SEGMENT.split(_denials_read(sub.resolution)):
         points_back = points_back or _points_back(sentence, everything)
+        # a destroying order the gold never gives, wherever it stands ("...; otherwise wipe the server")
+        destroys = destroys or bool(_destroying_stems() & _phrase_terms(sentence) - vocabulary) and _destroys(
+            _phrase_read(sentence))
         sentence = _aside_dropped(sentence, everything)
         terms = set(content_terms(sentence))
         # a denial the gold sentence it repeats already has ("... — not blindly") is the gold's, not the answer's;
@@ -771,8 +923,9 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
                 echoed |= denials
         own = Counter(w for w in words(sentence) if w in DENIALS)
         said.append((terms, own - echoed, sentence.strip(), bool(own or set(words(sentence)) & _WITHOUT)))
-    if points_back and any(len(terms & head) >= len(head) / 2 for terms, _, _, _ in said for head, _ in gold):
-        return True  # "Do not do any of the above."
+    if (points_back or destroys) and any(len(terms & head) >= len(head) / 2 for terms, _, _, _ in said
+                                         for head, _ in gold):
+        return True  # "Do not do any of the above.", "If X, restart Y; otherwise wipe the disk."
     for head, _ in gold:
         matched = [(bool(denials), _contradicts(terms, text, head, step_heads.get(head), local(terms),
                                                  orders.get(head, ()), gold_texts.get(head), all_gold),
@@ -869,11 +1022,11 @@ def lists_another(sub: Submission, task: TriageTask) -> bool:
 
 
 def spoiled(sub: Submission, task: TriageTask) -> bool:
-    """The text would be correct but for a denial of the gold's steps or another ticket's specifics named: like a
-    hedge, its calibration is the worse of its two readings, so that spoiling a right answer stated at low
-    confidence (appending "partner" or "Do not ...") never raises it."""
+    """The text would be correct but for a denial of the gold's steps, another ticket's specifics named or a word in
+    two scripts (`disguised`): like a hedge, its calibration is the worse of its two readings, so that spoiling a
+    right answer stated at low confidence (appending "partner" or "Do not ...") never raises it."""
     return (task.answerable and covers_gold(sub, task) and mostly_gold(sub, task) and not lists_another(sub, task)
-            and (negates_a_step(sub, task) or names_another_ticket(sub, task)))
+            and (negates_a_step(sub, task) or names_another_ticket(sub, task) or disguised(sub.resolution)))
 
 
 def is_hedge(sub: Submission, task: TriageTask) -> bool:
