@@ -45,7 +45,9 @@ def test_an_underscore_separates_words_so_it_hides_no_second_name() -> None:
 
 @pytest.mark.parametrize("answer", ["I think Harbor Room", "Could be Harbor Room", "Harbor Room?",
                                     "I believe it is Harbor Room", "Harbor Room (unconfirmed)",
-                                    "Presumably Harbor Room"])
+                                    "Presumably Harbor Room", "Harbor Room (unverified)", "Tentatively Harbor Room",
+                                    "Harbor Room (low confidence)", "Roughly the Harbor Room",
+                                    "If I recall, Harbor Room", "Supposedly the Harbor Room"])
 def test_a_single_value_hedged_is_a_guess(answer: str) -> None:
     """"Probably X" was a guess and "I think X", "Could be X" or "X?" were X (an outside red team, 2026-11-28: 324 of
     324 questions): each is a guess now, as the README says a hedge is."""

@@ -39,10 +39,13 @@ __all__ = ["HEDGE_WORDS", "NAMED_KINDS", "NEGATIONS", "Claim", "Judgement", "Lex
 
 HEDGE_WORDS = frozenset({"or", "maybe", "perhaps", "possibly", "either", "probably", "might", "guess", "unsure",
                           "likely", "alternatively", "think", "believe", "guessing", "presumably", "apparently",
-                          "seems", "unconfirmed", "assume", "assuming"})
+                          "seems", "unconfirmed", "assume", "assuming", "unverified", "tentatively", "tentative",
+                          "roughly", "approximately", "approx", "supposedly", "suppose", "reckon", "suspect",
+                          "uncertain"})
 """Words that make an answer a guess, unless the gold or the question uses them. "I think X", "Could be X" and "X?"
-were read as X until 2026-11-28 (an outside red team), where "probably X" was a guess."""
-_HEDGE_PHRASES = ("not sure", "could be", "can t be sure")
+were read as X until 2026-11-28 (an outside red team), where "probably X" was a guess; "X (unverified)",
+"Tentatively X", "roughly X" and "X (low confidence)" until a seventh red team the same day."""
+_HEDGE_PHRASES = ("not sure", "could be", "can t be sure", "low confidence", "not certain", "if i recall")
 NUMERIC_KINDS = frozenset({"date", "amount", "time", "code"})
 """Kinds read by pattern; every other kind is read against the lexicon."""
 NAMED_KINDS = frozenset({"place", "name", "person", "room", "hotel"})
