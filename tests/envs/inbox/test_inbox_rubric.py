@@ -283,7 +283,7 @@ def test_saying_the_inbox_holds_no_answer_in_other_words_is_an_abstention(said: 
     assert match_verdict(question, said).verdict == "abstained"
     assert match_verdict(question, f"{said.rstrip('.')}. Harbor Room").verdict == "wrong"
     assert not is_abstention(f"{said} Harbor Room")
-    for answer in ("It is in the inbox.", "The emails say it.", "not in the harbor room"):
+    for answer in ("It is in the inbox.", "The emails say it.", "not in the harbor room", f"Do not {said}"):
         assert match_verdict(question.model_copy(update={"answer": None}), answer).verdict == "wrong", answer
 
 

@@ -203,6 +203,8 @@ def _says_it_has_no_answer(said: list[str]) -> bool:
     """`said` (an answer's words) only says that there is no answer: each word from `_NO_ANSWER_WORDS`, and a
     negation with what is missing ("no information", "doesn't say"), or a word that says it alone ("unknown")."""
     words = set(said)
+    if said[:2] == ["do", "not"]:  # an order ("Do not I don't know": `drill audit`'s denial), not a missing answer
+        return False
     return (len(said) <= 12 and words <= _NO_ANSWER_WORDS
             and bool(words & _NO_ANSWER_ALONE or (words & _NO_ANSWER_NEGATIONS and words & _NO_ANSWER_SUBJECTS)))
 
