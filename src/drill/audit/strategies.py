@@ -506,8 +506,8 @@ def string_transforms(ctx: Context) -> dict[str, Transform]:
         "with a doubt": lambda v, p, inp: f"{v}, not sure though",
         "candidates only": lambda v, p, inp: ", ".join(candidates(inp, 4)) or v,
         "shown passages only": lambda v, p, inp: "\n".join(passages(inp)) or v,
-        "guessed instead of abstaining": lambda v, p, inp: (", ".join(candidates(inp, 4)) or v) if any(
-            v.strip().lower().startswith(a.lower()) for a in ABSTENTIONS) else v,
+        "guessed instead of abstaining": lambda v, p, inp: (", ".join(candidates(inp, 4)) or v) if _abstains(v)
+        else v,
         "abstained": lambda v, p, inp: "I don't know",
         "denied": denied,
         "denied at once": denied_at_once,
@@ -1294,11 +1294,16 @@ def related_answers(inp: PolicyInput, ctx: Context, word: str, bare: bool = Fals
     return list(dict.fromkeys(a for a in found if a))
 
 
+def _abstains(text: str) -> bool:
+    """The text opens with an abstention (`ABSTENTIONS`)."""
+    return any(text.strip().lower().startswith(a.lower()) for a in ABSTENTIONS)
+
+
 def packed(limit: int, sep: str, max_words: int = 8) -> Transform:
     """The answer, then up to `limit` candidates of the answer's look that the agent was shown (at most `max_words`
     words in all, as a judge with a length cap allows), joined by `sep`; an abstention stays one."""
     def transform(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
-        if not v.strip() or any(v.strip().lower().startswith(a.lower()) for a in ABSTENTIONS):
+        if not v.strip() or _abstains(v):
             return v
         out: list[str] = []
         for c in candidates(inp, 12):
@@ -1316,13 +1321,14 @@ def packed_answers(limit: int, sep: str, answers: Sequence[str], max_words: int 
     judge that finds a list by its capitals must know the values of every split to find one in lower case: a second
     value it has never seen is not read as a second candidate (inbox's judge, whose list of values held the train
     and test answers only, until 2026-11-28)."""
+    stock = [(a, shape(a), _content(a)) for a in dict.fromkeys(answers) if a.strip() and not _abstains(a)]
+
     def transform(v: str, p: Mapping[str, Any], inp: PolicyInput) -> str:
-        if not v.strip() or any(v.strip().lower().startswith(a.lower()) for a in ABSTENTIONS):
+        if not v.strip() or _abstains(v):
             return v
-        others = [a for a in dict.fromkeys(answers) if shape(a) == shape(v) and a.lower() not in v.lower()
-                  and v.lower() not in a.lower() and not any(a.strip().lower().startswith(b.lower())
-                                                             for b in ABSTENTIONS)]
-        others = [a for a in others if _content(a) & _content(v)]  # of its class: "Fjord Room" for "Cedar Room"
+        look, terms = shape(v), _content(v)
+        others = [a for a, a_look, a_terms in stock  # of its class: "Fjord Room" for "Cedar Room"
+                  if a_look == look and a_terms & terms and a.lower() not in v.lower() and v.lower() not in a.lower()]
         if not others:
             return v
         start = zlib.crc32(v.encode()) % len(others)
