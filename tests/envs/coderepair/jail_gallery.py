@@ -182,7 +182,7 @@ GALLERY: dict[str, tuple[str, str | tuple[str, ...]]] = {
     "an object equal to everything": (
         "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
         "return Anything()", "raised TypeError: returned an object of type Anything, not plain data"),
-    "a bool subclass": ("class Truthy(int):\n    def __eq__(self, other):\n        return True\nreturn Truthy(1)", "raised TypeError: returned an object of type Truthy, not plain data"),
+    "a bool subclass": ("class Truthy(int):\n    def __eq__(self, other):\n        return True\nreturn Truthy(1)", "candidate([]) returned 1"),
     "a set of colliding integers, built in the child": ("return {{k * (2 ** 61 - 1) for k in range(1, 14000)}}", "timeout: candidate([]) did not finish within 0.5 s"),
     "a set of colliding integers, forged for the parent to build": (
         "import os, time\nitems = ', '.join(str(k * (2 ** 61 - 1)) for k in range(1, 10000))\n"

@@ -216,13 +216,15 @@ RISKY_CALLS = {  # x86_64 numbers and harmless arguments; without the filter eac
     "pidfd_getfd": (438, 0, 0, 0), "process_vm_readv": (310, 1, 0, 0, 0, 0, 0), "ptrace": (101, 0),
     "kill(1)": (62, 1, 0), "shmget": (29, 0, 4096, 0o1600), "msgget": (68, 0, 0o1600), "semget": (64, 0, 1, 0o1600),
     "mq_open": (240, 0, 0, 0, 0), "fadvise64": (221, 0, 0, 0, 4), "readahead": (187, 0, 0, 4096),
+    "inotify_init1": (294, 0), "inotify_init": (253,),
 }
 
 
 def test_the_filter_refuses_the_kernel_s_riskier_interfaces() -> None:
     """io_uring, perf, bpf, keyrings, namespaces from inside, personality, another process's memory or descriptors,
-    System V and POSIX IPC (memory outside RLIMIT_AS), the page cache's advice calls (a channel between runs): EPERM
-    from the filter, in one jailed process (no audit hook)."""
+    System V and POSIX IPC (memory outside RLIMIT_AS), the page cache's advice calls (a channel between runs), inotify
+    (a watch on a standard library file sees a concurrent run open it): EPERM from the filter, in one jailed process
+    (no audit hook)."""
     if os.uname().machine != "x86_64":
         pytest.skip("x86_64 system call numbers")
     done = jailed("import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\n"
@@ -233,6 +235,35 @@ def test_the_filter_refuses_the_kernel_s_riskier_interfaces() -> None:
     answers = {name: (int(result), int(error)) for name, result, error in
                (line.split("|") for line in done.stdout.splitlines())}
     assert answers == {name: (-1, 1) for name in RISKY_CALLS}, done
+
+
+LOCKS = {  # how each lock (or dnotify watch) is asked for, on a standard library file that every run can open
+    "flock": "fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)",
+    "F_SETLK": "fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)",
+    "F_GETLK": "fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack('hhqqi', fcntl.F_RDLCK, 0, 0, 0, 0) + bytes(4))",
+    "F_OFD_SETLK": "fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack('hhqqi', fcntl.F_RDLCK, 0, 0, 0, 0) + bytes(4))",
+    "F_SETLK, high bits set": "libc.syscall(72, fd, ctypes.c_long((1 << 32) | 6), None) == -1 and ctypes.get_errno()",
+    "F_NOTIFY": "fcntl.fcntl(os.open(os.path.dirname(json.__file__), os.O_RDONLY), fcntl.F_NOTIFY, fcntl.DN_ACCESS)",
+}
+
+
+def test_no_run_can_lock_or_watch_a_file_that_a_concurrent_run_opens() -> None:
+    """A lock on a bound file (the standard library is the host's, the same inode in every run) is seen by every
+    process that opens it: one run held flocks on files named by the bits of a hidden input it was sent, and a run
+    started beside it read all 8 bits with LOCK_NB, both with the audit hook on; dnotify (F_NOTIFY, DN_ACCESS) on 8
+    folders carried 8 bits the same way. The filter refuses flock and fcntl's lock and notify commands (the command
+    compared as the kernel reads it: 32 bits, so set high bits change nothing)."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("x86_64 system call numbers")
+    done = jailed("import ctypes, fcntl, json, os, struct\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                  "fd = os.open(json.__file__, os.O_RDONLY)\n"
+                  f"for name, call in {LOCKS!r}.items():\n"
+                  "    try:\n"
+                  "        result = eval(call)\n"
+                  "    except OSError as exc:\n"
+                  "        result = exc.errno\n"
+                  "    print(name, result, sep='|')")
+    assert dict(line.split("|") for line in done.stdout.splitlines()) == {name: "1" for name in LOCKS}, done
 
 
 def test_another_architecture_s_system_calls_kill_the_process() -> None:

@@ -78,3 +78,43 @@ def test_text_from_the_solution_reaches_the_report_as_utf_8() -> None:
         for text in [report.message, *(o.detail for o in report.outcomes)]:
             text.encode("utf-8")  # raises UnicodeEncodeError on a lone surrogate
     assert "raised ValueError: bad \\ud800" in sandbox.run_tests(raises, "f", tests, {}).outcomes[0].detail
+
+
+SUBCLASSES = ("import enum\n"
+              "from collections import Counter, namedtuple\n"
+              "class Liar(int):\n"
+              "    def __eq__(self, other):\n"
+              "        return True\n"
+              "    __hash__ = int.__hash__\n"
+              "    def __int__(self):\n"
+              "        return 10\n"
+              "class Lying(tuple):\n"
+              "    def __eq__(self, other):\n"
+              "        return True\n"
+              "    __hash__ = tuple.__hash__\n"
+              "    def __iter__(self):\n"
+              "        return iter((10, 24))\n"
+              "class Color(enum.IntEnum):\n"
+              "    RED = 3\n"
+              "def f(kind):\n"
+              "    if kind == 'counter':\n"
+              "        return Counter('abca')\n"
+              "    if kind == 'namedtuple':\n"
+              "        return namedtuple('Result', 'sum product')(3, 1)\n"
+              "    if kind == 'enum':\n"
+              "        return Color.RED\n"
+              "    return Lying((Liar(-1), Liar(-1)))\n")
+EXPECTED = {"counter": "{'a': 2, 'b': 1, 'c': 1}", "namedtuple": "(3, 1)", "enum": "3", "liar": "(10, 24)"}
+
+
+def test_an_honest_subclass_of_a_plain_type_keeps_its_credit_and_a_liar_is_judged_by_what_it_holds() -> None:
+    """HumanEval's harness compares with `==`, so a correct `histogram` (HumanEval/111) that returns a Counter or a
+    `sum_product` (HumanEval/8) that returns a namedtuple passes it; here such answers failed every test ("returned an
+    object of type Counter, not plain data": -0.01 instead of 1.69 on all six variants) until the child sent them as
+    what they hold. What crosses is read through the base type's own methods: an overridden `__eq__`, `__iter__` or
+    `__int__` is never called, and the value the liar holds fails."""
+    code = "def _drill_test(candidate):\n    assert candidate({!r}) == {}\n"
+    tests = [sandbox.TestCase(f"test_{kind}", "", code.format(kind, value)) for kind, value in EXPECTED.items()]
+    report = sandbox.run_tests(SUBCLASSES, "f", tests, {})
+    assert [o.passed for o in report.outcomes] == [True, True, True, False], report
+    assert "candidate('liar') returned (-1, -1)" in report.outcomes[-1].detail, report.outcomes[-1]

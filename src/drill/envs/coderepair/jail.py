@@ -58,7 +58,8 @@ DENIED = (
     "quotactl", "syslog", "open_by_handle_at", "name_to_handle_at", "fanotify_init", "kcmp", "personality",
     "iopl", "ioperm", "modify_ldt", "uselib", "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv",
     "msgctl", "semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
-    "mq_notify", "mq_getsetattr", "fadvise64", "readahead",
+    "mq_notify", "mq_getsetattr", "fadvise64", "readahead", "flock", "inotify_init", "inotify_init1",
+    "inotify_add_watch",
 )
 """System calls the filter refuses (EPERM). System V and POSIX IPC: a shared memory segment outlives `shmdt` until
 the run's IPC namespace ends and is outside RLIMIT_AS, so until 2026-11-28 one run could hold as much of the host's
@@ -66,13 +67,20 @@ memory as it could write in 20 s (2 GiB in four segments under a 1 GiB limit, re
 `fadvise64` and `readahead`: the page cache of the standard library's files is the host's, shared by every run, and
 `POSIX_FADV_DONTNEED` evicts a file's pages, which a later run sees as a slow first read (~0.1-2 ms against ~5 us):
 a channel from one episode to the next, written and read with the audit hook on (red team: a fixed snippet that
-kept the buggy function learned from one episode's failed tests and scored 1.69 on the next). Besides these: `clone`
+kept the buggy function learned from one episode's failed tests and scored 1.69 on the next). `flock`, `fcntl`'s
+lock commands and its F_NOTIFY (`_FCNTL_REFUSED`), and inotify: the bound files are the host's, the same inodes in
+every run, so a lock on one is seen by every run that opens it and a watch sees every run that reads it. Until
+2026-11-28 one run passed a hidden input to a run beside it, 8 of 8 bits each way: flock (LOCK_NB reads without
+waiting) and dnotify's DN_ACCESS signals with the audit hook on, inotify with it off (red team). Besides these: `clone`
 only for threads (CLONE_THREAD set), `clone3` answers ENOSYS (glibc then uses `clone`, whose flags the filter can
 read), `kill` only with pid 0 (the child's own process group; it leads a session of its own), and any other
 architecture's calls kill the process."""
-_ARCH_SPECIFIC = {"fork", "vfork", "iopl", "ioperm", "modify_ldt", "uselib"}
+_ARCH_SPECIFIC = {"fork", "vfork", "iopl", "ioperm", "modify_ldt", "uselib", "inotify_init"}
 """Calls that some architectures do not have: absent there, skipped; every other name must resolve."""
 _CLONE_THREAD = 0x00010000
+_FCNTL_REFUSED = (5, 6, 7, 36, 37, 38, 1026)
+"""`fcntl` commands the filter refuses: F_GETLK, F_SETLK, F_SETLKW, their open-file-description forms (F_OFD_*), and
+F_NOTIFY (dnotify)."""
 
 _PROBE = r"""
 import ctypes, json, os, sys
@@ -204,6 +212,8 @@ def _seccomp_program() -> bytes:
     rules.add_rule(refuse, "clone", pyseccomp.Arg(0, pyseccomp.MASKED_EQ, _CLONE_THREAD, 0))
     rules.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
     rules.add_rule(refuse, "kill", pyseccomp.Arg(0, pyseccomp.NE, 0))
+    for command in _FCNTL_REFUSED:
+        rules.add_rule(refuse, "fcntl", pyseccomp.Arg(1, pyseccomp.MASKED_EQ, 0xFFFFFFFF, command))
     with tempfile.TemporaryFile() as handle:
         rules.export_bpf(handle)
         handle.seek(0)

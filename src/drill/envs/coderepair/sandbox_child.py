@@ -111,20 +111,26 @@ class _Library:
 
 
 def _encode(value, depth=0):
-    """Plain data only, tagged so the other side rebuilds the exact types (a tuple stays a tuple)."""
+    """Plain data only, tagged so the other side rebuilds the exact types (a tuple stays a tuple). An instance of a
+    subclass of a plain type (a Counter, a defaultdict, a namedtuple, an IntEnum) crosses as the value it holds, read
+    through the base type's own methods: HumanEval's harness accepts `Counter(...) == {...}`, and until 2026-11-28 such
+    an honest answer failed every test here (red team); an overridden `__eq__` or `__iter__` is never called, so a
+    subclass that claims to equal everything is judged by what it holds."""
     if depth > 50:
         raise ValueError("the value is nested too deeply")
     kind = type(value)
     if value is None or kind in (bool, int, float, str):
         return value
-    if kind in (list, tuple, set, frozenset):
-        tag = {list: "list", tuple: "tuple", set: "set", frozenset: "frozenset"}[kind]
-        items = list(value)
-        return {tag: [_encode(v, depth + 1) for v in items]}
-    if kind is dict:
-        return {"dict": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in value.items()]}
-    if kind is bytes:
-        return {"bytes": value.hex()}
+    for base, tag in ((list, "list"), (tuple, "tuple"), (set, "set"), (frozenset, "frozenset")):
+        if issubclass(kind, base):
+            return {tag: [_encode(v, depth + 1) for v in list(base.__iter__(value))]}
+    if issubclass(kind, dict):
+        return {"dict": [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in list(dict.items(value))]}
+    if issubclass(kind, bytes):
+        return {"bytes": bytes.hex(value)}
+    for base, read in ((int, int.__int__), (float, float.__float__), (str, str.__str__)):
+        if issubclass(kind, base):
+            return read(value)
     raise TypeError(f"returned an object of type {kind.__name__}, not plain data (None, bool, int, float, str, "
                     "bytes, list, tuple, set, dict)")
 
