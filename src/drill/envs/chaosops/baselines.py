@@ -206,8 +206,34 @@ def _team_for(service: str, inp: PolicyInput) -> str:
     return "network" if _ROUTING.search(seen) else _TEAM_FOR[service]
 
 
-_ASKED_FIX = re.compile(r"^Dev, please (restart|rollback|scale) (\w+)(?: to (\d+) replicas)?")
-_ASKED_ESCALATION = re.compile(r"^Manager, please escalate to (\w+)")
+# Requests and the all-clear as a teammate writes them, in its own words (an LLM in one seat beside the heuristic):
+# until the eighth red team the Manager resolved only on a message that began "All clear" and the Dev and Manager
+# read only "Dev, please ..." and "Manager, please escalate to ...", so an SRE that said "the alerts are clear, please
+# resolve" never had its incident closed (validation, 10 seeds: the heuristic team's +132 / +132 / +131 fell to
+# -98 / -110 / -124, nothing resolved). A clause that negates, asks or sets a condition is no request.
+_ASKED_FIX = re.compile(rf"\b(restart|roll ?back|scale)\s+(?:the\s+)?({'|'.join(SERVICES)})\b"
+                        r"(?:\s+(?:service\s+)?(?:up\s+|out\s+)?to\s+(\d+))?", re.IGNORECASE)
+_ASKED_ESCALATION = re.compile(rf"\b(?:escalate|page)\b\D*?\b({'|'.join(TEAMS)})\b", re.IGNORECASE)
+_ALL_CLEAR = re.compile(
+    r"\ball[- ]clear\b|\b(?:incident|issue|outage)\s+(?:is\s+|has been\s+)?(?:now\s+)?mitigated\b"
+    r"|\b(?:it|incident|everything|all|services|alerts|all alerts|all services)\s+(?:is|are|has been|have been|looks?"
+    r"|seems?)\s+(?:now\s+)?(?:all\s+)?(?:clear|mitigated|resolved|recovered|healthy|green|quiet|back to normal)\b"
+    r"|\b(?:please|can|ok to|safe to|go ahead and)\s+(?:now\s+)?(?:resolve|close)\b", re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:not|never|no longer|no need)\b|n't\b", re.IGNORECASE)
+_NO_REQUEST = re.compile(r"\b(?:yet|until|unless|before|once|if|when|after|whether|except)\b"
+                         r"|^(?!.*\b(?:please|(?:can|could|would|will) you)\b).*\?", re.IGNORECASE)
+_CLAUSE = re.compile(r"[^.;!?\n]+[.;!?\n]?")
+
+
+def _read(text: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    """The first clause of `text` that `pattern` finds in, unless the clause negates it ("do not restart db"; a hedge
+    after it, "restart db, not sure though", is still the request), sets a condition or asks a question that is no
+    request ("is db healthy?", but "could you page network?" asks for the page)."""
+    for clause in _CLAUSE.findall(text):
+        found = pattern.search(clause)
+        if found is not None and not _NEGATED.search(clause, 0, found.start()) and not _NO_REQUEST.search(clause):
+            return found
+    return None
 
 
 def _ask_dev(remedy: Action) -> Action:
@@ -221,15 +247,17 @@ def _ask_dev(remedy: Action) -> Action:
 def _asked_this_step(view: RoleView, sender: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     """The latest request from `sender` in this step's chat that `pattern` matches."""
     for line in reversed(view.chat):
-        if line.step == view.step and line.sender == sender and line.is_message and (found := pattern.match(line.text)):
-            return found
+        if line.step == view.step and line.sender == sender and line.is_message:
+            found = _read(line.text, pattern)
+            if found is not None:
+                return found
     return None
 
 
 def _asked_escalation(inp: PolicyInput) -> bool:
     """Whether the role has already asked the Manager to escalate."""
     return any(t.action.tool == "communicate" and isinstance(t.action.arguments, dict)
-               and _ASKED_ESCALATION.match(str(t.action.arguments.get("message", ""))) for t in inp.own_turns())
+               and _read(str(t.action.arguments.get("message", "")), _ASKED_ESCALATION) for t in inp.own_turns())
 
 
 class HeuristicPolicy:
@@ -274,7 +302,7 @@ class HeuristicPolicy:
             if _asked_this_step(view, "sre", _ASKED_ESCALATION):  # the SRE wants a page, not a fix: wait for it
                 return Action.call("noop")
             asked = _asked_this_step(view, "sre", _ASKED_FIX)
-            remedy = _asked_fix(asked, tried) if asked else None
+            remedy = _asked_fix(asked, view, tried) if asked else None
             remedy = remedy or _remedy(loudest, kinds, view, None, tried)
             if remedy is not None:
                 return remedy
@@ -288,24 +316,30 @@ class HeuristicPolicy:
     def _manager(inp: PolicyInput, view: RoleView) -> Action:
         """Resolve on the SRE's all clear of this step; page a team the SRE or the Dev asked for, once per team."""
         if any(c.sender == "sre" and c.is_message and c.to in ("manager", "team") and c.step == view.step
-               and c.text.startswith("All clear") for c in view.chat):
+               and _read(c.text, _ALL_CLEAR) for c in view.chat):
             return Action.call("resolve", summary="SRE reports all clear")
         paged = {t.action.arguments.get("team") for t in inp.own_turns()
                  if t.action.tool == "escalate" and isinstance(t.action.arguments, dict)}
         for sender in ("sre", "dev"):
             asked = _asked_this_step(view, sender, _ASKED_ESCALATION)
-            if asked and asked.group(1) in TEAMS and asked.group(1) not in paged:
-                return Action.call("escalate", team=asked.group(1), summary=f"asked by the {sender}")
+            if asked and asked.group(1).lower() not in paged:
+                return Action.call("escalate", team=asked.group(1).lower(), summary=f"asked by the {sender}")
         return Action.call("noop")
 
 
-def _asked_fix(asked: re.Match[str], tried: Counter[tuple[str, str]]) -> Action | None:
-    """The fix the SRE asked for, unless the team has tried it twice (or it names no service)."""
-    tool, service, replicas = asked.groups()
-    if service not in SERVICES or tried[(tool, service)] >= _MAX_TRIES:
+def _asked_fix(asked: re.Match[str], view: RoleView, tried: Counter[tuple[str, str]]) -> Action | None:
+    """The fix the SRE asked for, unless the team has tried it twice; a scale with no count goes one replica up
+    (to the baseline at least), as the Dev's own scale would."""
+    verb, service, replicas = asked.groups()
+    tool, service = verb.lower().replace(" ", ""), service.lower()
+    if tried[(tool, service)] >= _MAX_TRIES:
         return None
     if tool == "scale":
-        return Action.call("scale", service=service, replicas=int(replicas))
+        if replicas is None:
+            now, baseline = next(((s.replicas, s.baseline_replicas) for s in view.health if s.name == service),
+                                 (1, 1))
+            replicas = str(max(baseline, now + 1))
+        return Action.call("scale", service=service, replicas=min(12, max(1, int(replicas))))
     return Action.call(tool, **{"target" if tool == "restart" else "service": service})
 
 
