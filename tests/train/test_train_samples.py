@@ -102,9 +102,9 @@ class _Bigram(torch.nn.Module):
         torch.manual_seed(0)
         self.table = torch.nn.Embedding(100, 100)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: torch.Tensor,
                 use_cache: bool) -> object:
-        logits = self.table(input_ids)[:, -logits_to_keep:]
+        logits = self.table(input_ids)[:, logits_to_keep]  # the positions kept, as transformers' models keep them
 
         class Out:
             pass
@@ -165,6 +165,36 @@ def test_shared_prompt_pass_equals_full_passes_in_value_and_gradient() -> None:
         lp = micro_batch_logprobs(model, b, 0.7)
         alone = completion_logprobs(model, b.tokens, 0.7)
         assert torch.allclose(lp[b.tokens.completion_mask.bool()], alone[b.tokens.completion_mask.bool()], atol=1e-5)
+
+
+def test_a_prefix_every_row_shares_runs_once_with_the_same_values_and_gradients() -> None:
+    """`completion_logprobs` runs the columns every row shares once (`shared_prefix`); against the plain pass:
+    prompts that differ after a common head, one prompt ending where the head ends (its first completion token is
+    predicted by the head's last logit), a packed sample, and rows of other lengths padded."""
+    from drill.train.samples import SHARED_PREFIX_MIN, Sample, shared_prefix
+
+    model = _tiny_llama()
+    head = tuple(range(3, 3 + SHARED_PREFIX_MIN + 8))
+    samples = [Sample(head + (90, 91, 92), (50, 51, 52, 53), 1.0, 0, 0, "a"),
+               Sample(head, (60,), -1.0, 1, 0, "a"),
+               Sample(head + (93,) * 9, (70, 71), 0.5, 2, 0, "a"),
+               Sample(head + (94, 40, 41, 95, 96), (80, 81), 0.3, 3, 1, "a", inner=((len(head) + 1, len(head) + 3),))]
+    lora = [p for p in model.parameters() if p.requires_grad]
+    for chosen in (samples[:3], samples):
+        batch = collate(chosen, pad_id=0)
+        assert shared_prefix(batch, int(batch.logit_positions[:, 0].min())) == len(head)
+        mask = batch.completion_mask.bool()
+        plain = completion_logprobs(model, batch, 0.7, share_prefix=False)  # (B, T)
+        shared = completion_logprobs(model, batch, 0.7)
+        assert torch.allclose(plain[mask], shared[mask], atol=1e-5)
+        weights = torch.linspace(0.5, 1.5, int(mask.sum()))  # a loss where every token counts differently
+        plain_grads = torch.autograd.grad((plain[mask] * weights).sum(), lora)
+        shared_grads = torch.autograd.grad((shared[mask] * weights).sum(), lora)
+        for a, b in zip(plain_grads, shared_grads):
+            assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+    # below the minimum, or rows that share nothing, take the plain pass
+    short = collate([Sample((5, 6, 7), (8,), 1.0, 0, 0, "a"), Sample((5, 6, 9), (8,), 1.0, 1, 0, "a")], pad_id=0)
+    assert shared_prefix(short, int(short.logit_positions[:, 0].min())) == 2 < SHARED_PREFIX_MIN
 
 
 def test_tool_call_format_shaping_ladder() -> None:

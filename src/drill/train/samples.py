@@ -11,7 +11,9 @@ advantage of the role's reward (the team total, or a sum of chosen components, s
 Samples that share a prompt (a GRPO group's first turns: same task, same seed) are forwarded as one
 prompt pass whose KV cache the G completions attend to (`shared_prompt_logprobs`), so the prompt is
 computed, and backpropagated through, once per group instead of G times. The result equals the
-plain per-sample forward (`completion_logprobs`) up to float rounding; a test checks both.
+plain per-sample forward (`completion_logprobs`) up to float rounding; a test checks both. Any other micro-batch
+runs the leading tokens all its rows share (the system prompt, tool listing and instructions) once in the same way
+(`shared_prefix`).
 
 The turns of one episode can also be packed (`pack_turns`, SFT's `pack=true`): where a turn's prompt is the
 previous turn's prompt and completion followed by the new observation (the LLM policy's history, nothing
@@ -205,28 +207,67 @@ def collate(samples: Sequence[Sample], pad_id: int) -> TokenBatch:
                       packed=any(s.inner for s in samples))
 
 
-def completion_logprobs(model: torch.nn.Module, batch: TokenBatch, temperature: float) -> Tensor:
+SHARED_PREFIX_MIN = 32
+"""Fewest leading tokens all rows of a batch must share before `completion_logprobs` runs them once: below it, the
+second model call costs more than the repeated columns save."""
+
+
+def completion_logprobs(model: torch.nn.Module, batch: TokenBatch, temperature: float,
+                        share_prefix: bool = True) -> Tensor:
     """Log-probabilities of the sampled completion tokens under `model`, at the sampling temperature. # (B, T)
 
     One forward pass over prompt + completion; only the logits that predict completion tokens are
-    computed (`logits_to_keep`), so the vocabulary projection costs T positions, not L: the last positions
-    from the first completion token on, or, with packed turns, the positions themselves.
+    computed (`logits_to_keep`: the positions themselves), so the vocabulary projection costs at most B x T
+    positions, not L: rows whose prompts end at different places, or packed turns with prompts between their
+    completions, keep no prompt position's logits (a ChaosOps Oversight batch of 8 prompts of 770-1,870 tokens kept
+    ~1,100 positions per row when it kept every one from the earliest completion on).
+
+    The leading tokens every row shares (`shared_prefix`: the system prompt, tool listing and instructions of one
+    environment's turns, 643 of a ChaosOps Oversight sample's ~1,140 prompt tokens) run once, and the rest of each
+    row runs on that pass's KV cache repeated B times (`share_prefix`, at `SHARED_PREFIX_MIN` tokens or more).
+    Gradients flow through the shared pass, so the values and gradients are those of the plain pass up to float
+    rounding (a test checks both), on B-1 fewer copies of the prefix.
     """
-    length = batch.input_ids.shape[1]
     device = next(model.parameters()).device
-    first = int(batch.logit_positions[:, 0].min())
-    keep: int | Tensor = length - first
-    if batch.packed:  # the packed turns' completions have prompts between them: keep just the gathered positions
-        keep = torch.unique(batch.logit_positions)  # (K,) sorted
-    logits = model(input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device),
-                   logits_to_keep=keep.to(device) if isinstance(keep, Tensor) else keep,
-                   use_cache=False).logits  # (B, K, V)
-    where = (torch.searchsorted(keep, batch.logit_positions) if isinstance(keep, Tensor)
-             else batch.logit_positions - first)  # (B, T) the column of each position's logit
+    keep = torch.unique(batch.logit_positions)  # (K,) sorted: every position whose logit some row needs
+    first = int(keep[0])
+    shared = shared_prefix(batch, first) if share_prefix and batch.input_ids.shape[0] > 1 else 0
+    if shared >= SHARED_PREFIX_MIN:
+        logits = _logits_on_shared_prefix(model, batch, shared, keep)  # (B, K, V)
+    else:
+        logits = model(input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device),
+                       logits_to_keep=keep.to(device), use_cache=False).logits  # (B, K, V)
+    where = torch.searchsorted(keep, batch.logit_positions)  # (B, T) the column of each position's logit
     index = where.to(device)[..., None].expand(-1, -1, logits.shape[-1])  # (B, T, V)
     picked = torch.gather(logits, 1, index).float() / temperature  # (B, T, V)
     chosen = torch.gather(picked, -1, batch.completion_ids.to(device)[..., None]).squeeze(-1)  # (B, T)
     return chosen - torch.logsumexp(picked, dim=-1)  # (B, T)
+
+
+def shared_prefix(batch: TokenBatch, first: int) -> int:
+    """How many leading columns every row of `batch` holds, with the same tokens: at most `first` + 1 (the logit at
+    `first`, the earliest one kept, must come from the prefix pass or after it) and at most L - 1 (a row's rest is
+    never empty)."""
+    same = (batch.input_ids == batch.input_ids[:1]).all(0) & batch.attention_mask.bool().all(0)  # (L,)
+    run = int(same.long().cumprod(0).sum())
+    return min(run, first + 1, batch.input_ids.shape[1] - 1)
+
+
+def _logits_on_shared_prefix(model: torch.nn.Module, batch: TokenBatch, shared: int, positions: Tensor) -> Tensor:
+    """The logits at `positions` (sorted, all >= `shared` - 1) of every row: the first `shared` columns run once
+    (1, S), their KV cache repeated B times, then each row's remaining columns (B, L - S) on it. # (B, K, V)"""
+    device = next(model.parameters()).device
+    rows, length = batch.input_ids.shape
+    head = model(input_ids=batch.input_ids[:1, :shared].to(device), use_cache=True, logits_to_keep=1)
+    cache = head.past_key_values
+    cache.batch_repeat_interleave(rows)
+    later = positions[positions >= shared] - shared  # (K',) columns of the rest
+    rest = model(input_ids=batch.input_ids[:, shared:].to(device), attention_mask=batch.attention_mask.to(device),
+                 position_ids=torch.arange(shared, length, device=device)[None].expand(rows, -1),
+                 past_key_values=cache, use_cache=True, logits_to_keep=later.to(device)).logits  # (B, K', V)
+    if int(positions[0]) == shared - 1:  # the last prefix token's logit predicts some row's first completion token
+        return torch.cat([head.logits.expand(rows, -1, -1), rest], dim=1)
+    return rest
 
 
 def shared_prompt_logprobs(model: torch.nn.Module, prompt_ids: Sequence[int], batch: TokenBatch,
