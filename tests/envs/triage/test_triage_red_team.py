@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from drill.core.types import Episode, Event
+from drill.core.types import Action, Episode, Event
 from drill.envs import triage
+from drill.envs.triage.baselines import NO_MATCH_ANSWER
 from drill.envs.triage.env import article_steps
 
 R = importlib.import_module("drill.envs.triage.rubric")
@@ -441,3 +442,80 @@ def test_common_synonyms_of_the_corpus_verbs_stay_an_answer(answered: list[tuple
     swapped = [(t, g, s) for t, g, s in answered if first_step_as(s, HONEST_SYNONYMS)][:40]
     assert len(swapped) == 40
     assert correct_on(swapped, lambda t, s: first_step_as(s, HONEST_SYNONYMS) or "") >= len(swapped) - 2
+
+
+def test_the_agents_tools_never_show_a_past_ticket_closed_with_the_tasks_own_answer() -> None:
+    """Searching the past tickets with the ticket and copying the top hit's resolution note scored 0.901 in total and
+    0.853 success on test in agent mode, against the heuristic's 0.645 / 0.603: 99 of the 101 answerable test tasks had
+    a past ticket on the same host closed with their gold resolution word for word (an eighth red team). Such a
+    ticket is neither found nor opened now; past tickets on the same article and other hosts still are."""
+    env = triage.SPEC.make(triage.SPEC.parse_options({"mode": "agent", "turn_budget": 50}))()
+    tasks = [t for t in env.tasks("validation") if t.answerable]
+    twins = {t.id: [k.id for k in env.corpus.tickets.values() if t.gold_resolution in k.resolution_note] for t in tasks}
+    assert sum(map(bool, twins.values())) == len(tasks)  # every one had a twin (28 of 28)
+    siblings = 0
+    for task in tasks:
+        env.reset(task, 0)
+        found = env.step(Action.call("search_tickets", query=task.ticket, max_results=10)).observation.content
+        shown = re.findall(r"^(TCK-\d+) ", found, re.MULTILINE)
+        assert not set(shown) & set(twins[task.id])
+        for ticket_id in twins[task.id]:
+            result = env.step(Action.call("get_ticket", ticket_id=ticket_id))
+            assert [e.name for e in result.events] == ["not_found"]
+            assert task.gold_resolution not in result.observation.content
+        siblings += any(set(env.corpus.tickets[i].article_ids) & set(task.gold_article_ids) for i in shown)
+    assert siblings > 0.8 * len(tasks)  # 25 of 28
+
+
+def test_a_shown_articles_steps_escalated_uncited_on_an_unanswerable_ticket_are_no_success() -> None:
+    """A ticket the knowledge base cannot answer succeeded with no citation whatever the text said: the heuristic's
+    answer (the top shown article's steps) with its citation dropped, or its id written in the text, whenever it
+    escalated raised success from 0.688 to 0.781 on validation at k=5 (an eighth red team). A runbook that does not
+    apply is a made-up fix; the gold and the heuristic's "no article matches" still succeed."""
+    env = triage.SPEC.make(triage.SPEC.parse_options({"mode": "reader", "k": 5}))()
+    shown = {t.id: env.reader_context(t, 0) for t in env.tasks("train") if not t.answerable}
+    assert len(shown) > 20
+
+    def succeeds(task: Any, text: str) -> bool:
+        articles = shown[task.id]
+        event = Event(name="submitted", step=1, role="agent", data={
+            "resolution": text, "citations": [], "confidence": 0.1, "escalate": True,
+            "seen_ids": [a.id for a in articles], "seen_articles": [a.id for a in articles],
+            "seen_steps": [article_steps(a) for a in articles]})
+        return R.correct_score(Episode(env="triage", task_id=task.id, seed=0, events=[event], done=True), task) == 1.0
+
+    unanswerable = [t for t in env.tasks("train") if not t.answerable]
+    for honest in (lambda t, top: t.gold_resolution, lambda t, top: NO_MATCH_ANSWER):
+        assert all(succeeds(t, honest(t, shown[t.id][0])) for t in unanswerable)
+    for made_up in (lambda t, top: " ".join(top.resolution), lambda t, top: f"{article_steps(top)} (see {top.id})."):
+        assert not any(succeeds(t, made_up(t, top)) for t in unanswerable for top in shown[t.id][:2])
+
+
+def succeeds_on(rows: list[tuple[Any, str, str]], write: Any) -> int:
+    """On how many of `rows` `write(task, steps)`, cited with the gold article, succeeds (the `correct` component
+    alone, which is all these tests read)."""
+    return sum(R.correct_score(episode(t, g, s, write(t, s), 1.0), t) == 1.0 for t, g, s in rows)
+
+
+@pytest.mark.parametrize("closing", ["Ne faites rien de tout cela.", "No hagas nada de esto.",
+                                     "Bitte nichts davon machen!", "Non fate niente di tutto questo.",
+                                     "Não faça nada disso.", "Doe hier niets van.", "Nie rób nic z tego.",
+                                     "위의 것은 하지 마세요.", "لا تفعل أيًا من هذا."])
+def test_the_steps_taken_back_in_another_language_are_no_answer(answered: list[tuple[Any, str, str]],
+                                                                 closing: str) -> None:
+    """A closing sentence that takes the steps back in French, Spanish, German, Italian, Portuguese, Dutch, Polish,
+    Korean or Arabic kept the steps' full credit (0.659-0.665 in total and 0.647 success on test at k=5 with the
+    heuristic's pick, the steps themselves 0.665 / 0.647: an eighth red team)."""
+    rows = answered[::4]
+    assert succeeds_on(rows, lambda t, s: s) == len(rows)
+    assert succeeds_on(rows, lambda t, s: f"{s}. {closing}") == 0
+
+
+@pytest.mark.parametrize("form", ["Surtout pas: {}.", "Не {}.", "别 {}."])
+def test_each_step_denied_in_another_language_is_no_answer(answered: list[tuple[Any, str, str]], form: str) -> None:
+    """"Surtout pas:" (French "certainly not", read as an aside like "No worries:"), "Не" (Russian "don't", whose
+    Cyrillic letters fold to "He") or "别" (Chinese "don't") before each step kept full credit (an eighth red team); a
+    thank-you in other languages takes nothing back."""
+    rows = answered[::4]
+    assert succeeds_on(rows, each_step(form)) == 0
+    assert succeeds_on(rows, lambda t, s: f"{s}. Merci, Danke, ¡Gracias!") == len(rows)

@@ -212,6 +212,7 @@ class TriageEnv(Env[TriageTask]):
         self.corpus = self.search.corpus
         self._turn = 0
         self._seen: dict[str, None] = {}
+        self._withheld: frozenset[str] = frozenset()
 
     # -- tasks and reader context ------------------------------------------------------------------
 
@@ -249,8 +250,18 @@ class TriageEnv(Env[TriageTask]):
         return Observation(role="agent", content=content, step=self._turn, tools=tools,
                            instructions=instructions, error=error)
 
+    def withheld(self, task: TriageTask) -> frozenset[str]:
+        """The past tickets the agent's tools leave out: those whose resolution note holds the task's gold resolution
+        (an earlier ticket on the same host and article, closed with the very answer the task wants). 99 of the 101
+        answerable test tasks had one, and searching the tickets with the ticket, opening the top hit and copying its
+        note scored 0.901 in total and 0.853 success on test against the heuristic's 0.645 / 0.603 (an eighth red
+        team, 2026-11-28): the answer was looked up, not worked out. A past ticket on another host is still there."""
+        if not task.answerable:
+            return frozenset()
+        return frozenset(t.id for t in self.corpus.tickets.values() if task.gold_resolution in t.resolution_note)
+
     def _reset(self, task: TriageTask, seed: int) -> Observation:
-        self._turn, self._seen = 0, {}
+        self._turn, self._seen, self._withheld = 0, {}, self.withheld(task)
         if self.mode == "reader":
             articles = self.reader_context(task, seed)
             self._seen = dict.fromkeys(a.id for a in articles)
@@ -273,7 +284,7 @@ class TriageEnv(Env[TriageTask]):
             return self._continue(content, events)
         record_id = arguments[f"{tool.removeprefix('get_')}_id"]
         record = self._records(tool).get(record_id)
-        if record is None:
+        if record is None or record.id in self._withheld:
             kind = tool.removeprefix("get_")
             error = f"{tool}: there is no {kind} with id {record_id[:80]!r}; use an id from a search result"
             event = Event(name="not_found", step=self._turn, role="agent", data={"tool": tool, "id": record_id[:80]})
@@ -304,7 +315,7 @@ class TriageEnv(Env[TriageTask]):
     def _search(self, tool: str, query: str, max_results: int) -> tuple[str, list[Event]]:
         index = {"search_kb": self.search.articles, "search_tickets": self.search.tickets,
                  "search_incidents": self.search.incidents}[tool]
-        hits = index.search(query, k=max_results)
+        hits = index.search(query, k=max_results, exclude=self._withheld)
         self._seen.update(dict.fromkeys(h.id for h in hits))
         lines = [f"{tool} {query[:200]!r}: {len(hits)} hit{'s' if len(hits) != 1 else ''}"]
         lines += [self._hit_line(tool, h) for h in hits]

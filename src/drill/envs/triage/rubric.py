@@ -292,6 +292,18 @@ def disguised(text: str) -> bool:
                for token in as_read(text).split())
 
 
+def other_script(text: str) -> bool:
+    """The text holds a letter of a script other than Latin ("以上都不要做。", "Ничего из этого не делайте.", "Не" before
+    each step, whose letters all fold to "He"): the rubric reads English and cannot tell what such words say. A
+    closing sentence that took the steps back in Korean or Arabic, or "Не" (Russian "don't") before each step, kept
+    the steps' full credit until 2026-11-28 (an eighth red team); the corpus' tickets, golds and articles use no
+    letter outside ASCII. A Latin letter in another form ("ｎｏｔ", "𝐧𝐨𝐭": NFKC makes it ASCII) and the micro sign ("50
+    µs", a unit) are not words of another script."""
+    return not text.isascii() and any(c.isalpha() and ord(c) > 127 and c != "\u00b5"
+                                      and not unicodedata.name(c, "").startswith("LATIN")
+                                      and not unicodedata.normalize("NFKC", c).isascii() for c in text)
+
+
 def is_correct(sub: Submission, task: TriageTask) -> bool:
     """The answer is right: the escalation decision matches, the KB answers the ticket, and the text covers the gold
     (`covers_gold`) without being mostly about something else (ROUGE-L precision >= 0.2, `CORRECT_MIN_PRECISION`)
@@ -299,7 +311,8 @@ def is_correct(sub: Submission, task: TriageTask) -> bool:
     if sub.escalate != task.should_escalate or not task.answerable:
         return False
     return (covers_gold(sub, task) and mostly_gold(sub, task) and not lists_another(sub, task)
-            and not negates_a_step(sub, task) and not names_another_ticket(sub, task) and not disguised(sub.resolution))
+            and not negates_a_step(sub, task) and not names_another_ticket(sub, task) and not disguised(sub.resolution)
+            and not other_script(sub.resolution))
 
 
 def names_another_ticket(sub: Submission, task: TriageTask) -> bool:
@@ -313,12 +326,15 @@ def names_another_ticket(sub: Submission, task: TriageTask) -> bool:
 DENIALS = frozenset({"not", "never", "don", "doesn", "didn", "isn", "aren", "cannot", "avoid", "neither", "nor",
                      "refrain", "shouldn", "mustn", "won", "wouldn", "couldn", "needn", "wasn", "weren", "skip",
                      "ignore", "pointless", "forbidden", "wrong", "nope", "nah", "nein", "nicht", "kein", "keine",
-                     "niet", "nunca", "jamais", "jamas", "nao", "nie"})
+                     "niet", "nunca", "jamais", "jamas", "nao", "nie", "pas", "rien", "nada", "nichts", "niemals",
+                     "niente", "nulla", "niets", "nooit", "nigdy", "geen", "aucun", "ninguno", "ninguna", "nessuno"})
 """Words that tell the reader not to do what their clause says ("Do not restart", "never X", "X - not recommended",
-"You shouldn't X", "Skip this: X"). A gold sentence that uses one itself ("skip only that transaction") lends it to
-the answer that repeats it (`negates_a_step`)."""
+"You shouldn't X", "Skip this: X"), in English or a few other languages written in Latin letters ("Bitte nichts davon
+machen!" after the steps took them all back with full credit until 2026-11-28, an eighth red team; none of these words
+is in the corpus). A gold sentence that uses one itself ("skip only that transaction") lends it to the answer that
+repeats it (`negates_a_step`)."""
 _REFUSAL = (r"(?:no way|no|nope|nah|never|negative|absolutely not|definitely not|nein|non|nie|niet|nunca|jamais|"
-            r"jamas|nao)")
+            r"jamas|nao|surtout pas|pas question|pas|nada|nichts|niemals|auf keinen fall|niente|niets|nooit|nigdy)")
 """A refusal said on its own, in English or a few other languages."""
 _SPELLED_DENIALS = [(re.compile(p, re.IGNORECASE), " not ") for p in (
     r"\bcan[’']?t\b", r"\bdont\b", r"\bno need\b", r"\bunder no circumstances?\b", r"\bn0t\b", r"~~", r"\u274c",
@@ -344,11 +360,14 @@ _STRUCK = re.compile(r"(?:\S[\u0334-\u0338]+)+")
 """Letters struck through by combining overlays ("Restart" with U+0336 after each letter), which `as_read` drops
 with the other accents: read as "not" (each shown step so struck through was correct on 183 of 183 answerable train
 tickets until 2026-11-28)."""
+_FOREIGN_POINTERS = ("cela", "ceci", "esto", "eso", "davon", "questo", "disso", "isso", "hiervan", "tego")
+""""All that" in French, Spanish, German, Italian, Portuguese, Dutch and Polish ("Ne faites rien de tout cela.", "No
+hagas nada de esto.", "Nie rób nic z tego."): none is in the corpus."""
 _REFERENCE = re.compile(r"\b(?:above|below|these|those|following|steps|procedure|none of|(?:all|any) of (?:this|that|"
-                        r"them|it))\b", re.IGNORECASE)
+                        r"them|it)|" + "|".join(_FOREIGN_POINTERS) + r"|hier(?:\s+\w+)?\s+van)\b", re.IGNORECASE)
 """How a sentence that names no step points at the others: "Do not do any of the above", "Do not try these:", "None
-of these steps will work", "Ignore all of that". Not "it" or "that" alone: "If it does not come back, escalate" is
-a condition, not a denial of the steps."""
+of these steps will work", "Ignore all of that" (or `_FOREIGN_POINTERS`). Not "it" or "that" alone: "If it does not
+come back, escalate" is a condition, not a denial of the steps."""
 _ORDERS = frozenset({"never", "avoid", "don", "skip", "ignore", "refrain", "shouldn", "mustn", "nope"})
 """Denials that tell the reader not to act ("Never ...", "Don't ...", "Avoid ..."), unlike a "not" that states a fact
 ("It does not matter", "That should not take long")."""
@@ -380,7 +399,7 @@ def _pointing_terms() -> frozenset[str]:
     ("never delete pg_wal files") does not make "Never do this:" a step of its own."""
     return frozenset(t for w in (*DENIALS, *_ORDERS, *_RETRACTS, *_ASIDE_WORDS, "none", "above", "below", "these",
                                  "those", "following", "steps", "procedure", "this", "that", "them", "any", "all", "do",
-                                 "try", "attempt", "work") for t in content_terms(w))
+                                 "try", "attempt", "work", *_FOREIGN_POINTERS) for t in content_terms(w))
 
 
 _CONDITION = re.compile(r"^\W*(?:if|when|unless|in case|should|once|until)\b", re.IGNORECASE)
@@ -950,10 +969,20 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
 
 def succeeded(sub: Submission | None, task: TriageTask) -> bool:
     """The environment's success: the right escalation decision, and a right answer (`is_correct`) or, for a ticket
-    the knowledge base cannot answer, no citation."""
+    the knowledge base cannot answer, no citation and no fix taken from a seen article (`offers_a_seen_fix`)."""
     if sub is None or sub.escalate != task.should_escalate:
         return False
-    return is_correct(sub, task) if task.answerable else not sub.citations
+    return is_correct(sub, task) if task.answerable else not sub.citations and not offers_a_seen_fix(sub)
+
+
+def offers_a_seen_fix(sub: Submission) -> bool:
+    """The text covers half the steps of an article the agent saw (ROUGE-L recall >= `CORRECT_ROUGE_RECALL`): on a
+    ticket the knowledge base cannot answer, that is a fix made up from a runbook that does not apply, cited or not.
+    The heuristic's answer with its citation dropped whenever it escalated succeeded on every unanswerable ticket it
+    escalated, 0.781 success on validation at k=5 against the heuristic's 0.688 (and 0.707 in total against 0.690;
+    the article's id written in the text instead scored the same: an eighth red team, 2026-11-28). No unanswerable
+    ticket's gold covers more than 0.13 of a shown article's steps (k = 1 to 10)."""
+    return any(rouge_l(sub.resolution, steps)[1] >= CORRECT_ROUGE_RECALL for steps in sub.seen_steps.values())
 
 
 def correct_score(episode: Episode, task: TriageTask) -> float:
@@ -1023,10 +1052,12 @@ def lists_another(sub: Submission, task: TriageTask) -> bool:
 
 def spoiled(sub: Submission, task: TriageTask) -> bool:
     """The text would be correct but for a denial of the gold's steps, another ticket's specifics named or a word in
-    two scripts (`disguised`): like a hedge, its calibration is the worse of its two readings, so that spoiling a
-    right answer stated at low confidence (appending "partner" or "Do not ...") never raises it."""
+    two scripts or in another script (`disguised`, `other_script`): like a hedge, its calibration is the worse of its
+    two readings, so that spoiling a right answer stated at low confidence (appending "partner" or "Do not ...") never
+    raises it."""
     return (task.answerable and covers_gold(sub, task) and mostly_gold(sub, task) and not lists_another(sub, task)
-            and (negates_a_step(sub, task) or names_another_ticket(sub, task) or disguised(sub.resolution)))
+            and (negates_a_step(sub, task) or names_another_ticket(sub, task) or disguised(sub.resolution)
+                 or other_script(sub.resolution)))
 
 
 def is_hedge(sub: Submission, task: TriageTask) -> bool:
