@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from drill.core import Action, check_env
-from drill.envs.inbox import SPEC, InboxEnv, InboxQuestion, load
+from drill.core import Action, PolicyInfo, PolicyInput, check_env, run_episodes
+from drill.envs.inbox import SPEC, InboxEnv, InboxQuestion, load, rubric
 from drill.envs.inbox.questions import normalize_answer
 from drill.envs.inbox.synthetic import generate
 
@@ -126,6 +126,45 @@ def test_search_read_and_answer(env: InboxEnv) -> None:
     assert result.done and result.events[0].name == "answered"
     assert "verdict" not in result.events[0].data  # the rubric judges, never the env
     assert "correct" not in result.observation.content
+
+
+@pytest.mark.parametrize("packed", [", ".join, " ".join, lambda ids: " ".join(f"<{i}>" for i in ids), "\n".join])
+def test_ids_cited_in_one_field_are_each_cited(env: InboxEnv, packed) -> None:  # type: ignore[no-untyped-def]
+    """A question's sources read and cited in one `sources` entry ("id1, id2") earn what the list earns: the entry
+    was one unknown id, and the honest answer lost its source credit (eighth red team). Packing another id in with
+    them dilutes the credit as a list would."""
+    question = _question(env, lambda q: q.answer is not None and len(q.sources) >= 2)
+    noise = next(q.sources[0] for q in env.tasks("test") if q.sources and q.sources[0] not in question.sources)
+    plan = [Action.call("read_email", message_id=source) for source in question.sources]
+
+    class Cites:
+        info = PolicyInfo(name="cites")
+
+        def __init__(self, cited: list[str]) -> None:
+            self.cited = cited
+
+        def act(self, inputs: list[PolicyInput]) -> list[Action]:
+            done = len(inputs[0].own_turns())
+            return [plan[done] if done < len(plan) else
+                    Action.call("return_final_answer", answer=question.answer, sources=self.cited)]
+
+    credit = []
+    for cited in (list(question.sources), [packed(list(question.sources))], [packed([*question.sources, noise])]):
+        episode = run_episodes(lambda: load(cache_dir=env.options["cache_dir"]), [(question, 0)], Cites(cited),
+                               rubric())[0]
+        assert episode.score is not None and episode.score.components["correct"] == 1
+        credit.append(episode.score.components["sources"])
+    assert credit[0] == credit[1] == 1.0 and credit[2] < 1.0, credit
+
+
+@pytest.mark.parametrize("none", ["none", "N/A", "I don't know", "-"])
+def test_a_source_that_says_there_is_none_cites_nothing(env: InboxEnv, none: str) -> None:
+    """A right "I don't know" earns the source credit of an empty list when its one source says there is none: it
+    was an unknown id, and cost the answer 0.2 (eighth red team)."""
+    question = _question(env, lambda q: q.answer is None)
+    env.reset(question, 0)
+    result = env.step(Action.call("return_final_answer", answer="I don't know", sources=[none]))
+    assert result.events[0].data["sources"] == [] and result.events[0].data["cited"] == 0
 
 
 def test_the_agent_never_sees_mail_sent_after_the_question(env: InboxEnv) -> None:

@@ -287,6 +287,20 @@ def test_saying_the_inbox_holds_no_answer_in_other_words_is_an_abstention(said: 
         assert match_verdict(question.model_copy(update={"answer": None}), answer).verdict == "wrong", answer
 
 
+@pytest.mark.parametrize("said", ["I don't know.\nSources: none", "I don't know. Sources: N/A",
+                                  "Unknown.\nCitations: none.", "The emails don't say.\nSources: []",
+                                  "I don't know\nSources:"])
+def test_an_abstention_that_closes_by_citing_no_source_is_an_abstention(said: str) -> None:
+    """"I don't know.\nSources: none" was a wrong answer on a question with no answer (-1 where "I don't know" scores
+    +1.3; eighth red team). A value before or after the line is still a guess or an answer."""
+    question = InboxQuestion(id="x", inbox="u", question="Which room?", asked_at="2024-04-01 00:00:00",
+                             answer="Harbor Room", kind="place")
+    assert match_verdict(question.model_copy(update={"answer": None}), said).verdict == "correct"
+    assert match_verdict(question, said).verdict == "abstained"
+    for listed in (f"{said} Harbor Room", f"Harbor Room. {said}", "I don't know.\nSources: Harbor Room"):
+        assert match_verdict(question, listed).verdict == "wrong", listed
+
+
 @pytest.fixture(scope="module")
 def answerable_and_judge(env: InboxEnv) -> tuple[list[InboxQuestion], AnswerJudge]:
     """Every answerable question, and the rubric's judge (one, so its cache serves every parametrized case)."""
@@ -337,6 +351,163 @@ def test_an_abstention_beside_a_value_or_a_question_mark_is_a_guess(
                          answer="Harbor Room", kind="place")
     for honest in ("Harbor Room. None of the other rooms was free.", "N. Okafor booked the Harbor Room."):
         assert match_verdict(room, honest).verdict == "correct", honest
+
+
+def test_a_source_mails_names_packed_in_lower_case_are_a_list(
+        env: InboxEnv, answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge]) -> None:
+    """The gold beside the other runs of capitalised words its source mail writes ("cedar room harrowgate books q2
+    lucas fontaine chidi yilmaz"), within the extra words allowed, is a list whatever the case: in lower case it was
+    correct on 52 of these 108 place and name questions, where the same pack capitalised was wrong on all (eighth red
+    team). The honest answer, in lower case too, stays right."""
+    questions, judge = answerable_and_judge
+    run = re.compile(r"\b[A-Z][\w'&-]*(?: [A-Z][\w'&-]*)+")
+    packs = []
+    for q in [q for q in questions if q.kind in ("place", "name")][::3]:
+        assert q.answer is not None
+        mail = env.store.read(q.inbox, q.sources[0], q.asked_at)
+        assert mail is not None
+        pack = [q.answer]
+        for found in dict.fromkeys(m.group() for m in run.finditer(mail.body)):
+            if (found not in q.question and q.answer not in found
+                    and len(" ".join([*pack, found]).split()) <= len(q.answer.split()) + 10):
+                pack.append(found)
+        packs.append((q, " ".join(pack)))
+    assert len(packs) > 100
+    for q, pack in packs:
+        assert judge(q, pack).verdict == "wrong", pack
+        assert judge(q, pack.lower()).verdict == "wrong", pack.lower()
+        assert judge(q, f"It is {str(q.answer).lower()}.").verdict == "correct", q.id
+
+
+def test_the_first_words_of_a_source_mails_names_in_lower_case_are_a_list(
+        env: InboxEnv, answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge]) -> None:
+    """The first word of each of the source mail's names, in lower case ("cedar lucas chidi account kestrel"): only
+    "cedar", the gold's alias, was a known value, so it was correct on 62 of 207 place questions, where the same words
+    capitalised are a run of names and wrong on all (eighth red team). Words the mail only writes capitalised are read
+    so in lower case too."""
+    questions, judge = answerable_and_judge
+    run = re.compile(r"\b[A-Z][\w'&-]*(?: [A-Z][\w'&-]*)+")
+    places = [q for q in questions if q.kind == "place"][::2]
+    for q in places:
+        mail = env.store.read(q.inbox, q.sources[0], q.asked_at)
+        assert mail is not None
+        firsts = dict.fromkeys(m.group().split()[0] for m in run.finditer(mail.body) if m.group() not in q.question)
+        pack = " ".join(" ".join(firsts).split()[:11])
+        assert judge(q, pack).verdict == "wrong", pack
+        assert judge(q, pack.lower()).verdict == "wrong", pack.lower()
+    assert len(places) > 100
+
+
+@pytest.mark.parametrize("cites", ["{x}\nSources: {s}", "{x} (source: <{s}>)", "{x} [{s}]", "{x}. Message-ID: {s}"])
+def test_an_answer_that_names_its_cited_source_in_its_text_keeps_its_credit(env: InboxEnv, cites: str) -> None:
+    """The oracle's answer with the id it cites written after it: the id's digits and letters were read as values, so
+    the honest answer was wrong (on 104 of 104 sampled questions for the first form; eighth red team). An id that is
+    not cited is still read (its digits are other dates), and so is a place cited as if it were an id."""
+    questions = [q for q in env.tasks("test") if q.answer is not None][::12]
+    for q in questions:
+        said = cites.format(x=q.answer, s=q.sources[0])
+        episode = play(env, q, lambda q: [read(q.sources[0]), answer(said, q.sources[:1])])
+        assert episode.score is not None and episode.score.components["correct"] == 1, said
+        assert episode.score.components["sources"] == 1, said
+    q = next(q for q in questions if q.kind == "date")
+    episode = play(env, q, lambda q: [read(q.sources[0]), answer(cites.format(x=q.answer, s=q.sources[0]))])
+    assert episode.score is not None and episode.score.components["wrong"] == 1
+    q = next(q for q in questions if q.kind == "place")
+    other = next(str(p.answer) for p in env.tasks("test") if p.kind == "place" and p.answer not in (None, q.answer))
+    glued = other.replace(" ", "_")
+    packed = cites.format(x=f"{q.answer} {glued}", s=glued)
+    episode = play(env, q, lambda q: [read(q.sources[0]), answer(packed, [q.sources[0], glued])])
+    assert episode.score is not None and episode.score.components["wrong"] == 1, packed
+
+
+@pytest.mark.parametrize("glue", ["_", "和", "α"])
+def test_words_glued_by_an_underscore_or_another_script_count_against_the_extra_words(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], glue: str) -> None:
+    """Fifteen words after the gold are too many (`MAX_EXTRA_WORDS`) however they are joined: glued by underscores, a
+    CJK character or a Greek letter they were one word, and correct on every answerable question (eighth red team).
+    A few glued words, and a name written with underscores, stay within the bound."""
+    questions, judge = answerable_and_judge
+    filler = "see the mail thread from last week for the full details about it and more".split()
+    for q in questions[::9]:
+        assert judge(q, f"{q.answer} {glue.join(filler)}").verdict == "wrong", q.id
+        assert judge(q, f"{q.answer} {glue.join(filler[:4])}").verdict == "correct", q.id
+        if q.kind in ("place", "name"):
+            assert judge(q, str(q.answer).replace(" ", "_")).verdict == "correct", q.id
+
+
+@pytest.mark.parametrize("taken_back", [
+    "{x} is wrong", "{x} is incorrect", "{x}: false", "{x} (wrong)", "Anything but {x}", "Everything except {x}",
+    "Other than {x}", "{x} was ruled out", "{x}, just kidding", "~~{x}~~", "<del>{x}</del>", "~{x}", "≈{x}",
+    "circa {x}", "{x}-ish", "{x} (hunch)", "My hunch: {x}", "Hmm, {x}", "{x} 🤷", "{x} (TBD)", "{x}, I doubt it",
+    "{x}, as far as I can tell"])
+def test_a_value_denied_or_doubted_in_words_core_does_not_read_is_wrong(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], taken_back: str) -> None:
+    """Each shape was correct on every answerable question (eighth red team), where "not X" and "maybe X" were wrong:
+    a person reads the value denied or doubted. Honest answers that use the words elsewhere stay right."""
+    questions, judge = answerable_and_judge
+    sample = questions[::9]
+    assert not [q.id for q in sample if judge(q, taken_back.format(x=q.answer)).verdict != "wrong"]
+    for q in sample[::4]:
+        for honest in ("{x} instead of the usual one", "{x}. The first mail had the wrong one.",
+                       "{x} (the earlier email was wrong)", "{x}, except that the time moved", "Answer: {x}"):
+            assert judge(q, honest.format(x=q.answer)).verdict == "correct", (q.id, honest)
+
+
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen \
+seventeen eighteen nineteen".split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_NTHS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth", "nine": "ninth",
+         "twelve": "twelfth", "twenty": "twentieth", "thirty": "thirtieth"}
+
+
+def _spell(n: int) -> str:
+    if n >= 1000:
+        return f"{_spell(n // 1000)} thousand" + (f" {_spell(n % 1000)}" if n % 1000 else "")
+    if n >= 100:
+        return f"{_ONES[n // 100]} hundred" + (f" {_spell(n % 100)}" if n % 100 else "")
+    return _ONES[n] if n < 20 else _TENS[n // 10] + (f"-{_ONES[n % 10]}" if n % 10 else "")
+
+
+def _nth(n: int) -> str:
+    *head, last = _spell(n).split("-")
+    return "-".join([*head, _NTHS.get(last, last + "th")])
+
+
+def test_a_date_or_amount_in_words_is_read(answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge]) -> None:
+    """"forty-eight thousand five hundred dollars" and "October twenty-eighth" were wrong on every amount and date
+    question (core's judge reads digits only; eighth red team). Another value in words, or two, is still wrong."""
+    questions, judge = answerable_and_judge
+    checked = 0
+    for q in questions[::5]:
+        if q.kind == "amount" and re.fullmatch(r"\$[\d,]+", str(q.answer)):
+            amount = int(str(q.answer).strip("$").replace(",", ""))
+            honest, other = f"{_spell(amount)} dollars", f"{_spell(amount + 100)} dollars"
+        elif q.kind == "date":
+            day = datetime.strptime(str(q.answer), "%B %d, %Y")
+            honest, other = f"{day:%B} {_nth(day.day)}", f"{day:%B} {_nth(day.day % 28 + 1)}"
+        else:
+            continue
+        checked += 1
+        assert judge(q, honest).verdict == "correct", (q.id, honest)
+        assert judge(q, other).verdict == "wrong", (q.id, other)
+        assert judge(q, f"{honest} or {other}").verdict == "wrong", (q.id, other)
+    assert checked > 80
+
+
+@pytest.mark.parametrize("unit", ["{n} euros", "€{n}", "£{n}", "EUR {n}", "{n} yen", "{n} cents", "{n}%",
+                                  "{n} percent", "{n} miles", "{n} shares", "₹{n}", "{n} BTC"])
+def test_an_amount_in_another_currency_or_unit_is_another_amount(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], unit: str) -> None:
+    """Every gold amount is in dollars; the judge read the number alone, so "48,500 euros", "£48,500" or "48,500%" was
+    right on all 210 amount questions (eighth red team). Dollars in any form stay right."""
+    questions, judge = answerable_and_judge
+    amounts = [q for q in questions if q.kind == "amount"][::4]
+    assert amounts and all(str(q.answer).startswith("$") for q in amounts)
+    for q in amounts:
+        number = str(q.answer).lstrip("$")
+        assert judge(q, unit.format(n=number)).verdict == "wrong", q.id
+        for honest in ("{n} USD", "{n} dollars", "US${n}", "${n} for the week"):
+            assert judge(q, honest.format(n=number)).verdict == "correct", (q.id, honest)
 
 
 class _Probe:

@@ -21,6 +21,7 @@ uses the synthetic company inbox for `seed`, built on first use into the cache f
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -31,7 +32,7 @@ from drill.core.env import Env, check_split
 from drill.core.tools import Tool
 from drill.core.types import Event, Observation, StepResult
 from drill.envs.inbox.query import utc_cutoff
-from drill.envs.inbox.questions import IDK, InboxQuestion, load_questions
+from drill.envs.inbox.questions import IDK, InboxQuestion, is_abstention, load_questions
 from drill.envs.inbox.store import MailStore, SearchHit, StoredMessage, StoreError, normalize_message_id
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES, synthetic_inbox
 
@@ -208,10 +209,28 @@ class InboxEnv(Env[InboxQuestion]):
 
     def _answer(self, answer: str, sources: list[str]) -> StepResult:
         assert self.question is not None
-        cited = list(dict.fromkeys(normalize_message_id(s) for s in sources if s.strip()))
+        cited = list(dict.fromkeys(i for s in sources for i in _cited_ids(s)))
         event = Event(name="answered", step=self.turn, role="assistant",
                       data={"answer": answer[:500], "sources": cited[:50], "cited": len(cited)})
         return self._finish_turn("Your answer has been recorded.", [event], answered=True)
+
+
+_BRACKETED = re.compile(r"<([^<>]+)>")
+_BETWEEN_IDS = re.compile(r"[\s,;]+")
+
+
+def _cited_ids(text: str) -> list[str]:
+    """The message ids one `sources` entry names: each id in angle brackets, or else each word (a Message-ID holds no
+    space, comma or semicolon). Until 2026-11-29 an entry naming two ids ("id1, id2", "<id1> <id2>") was one unknown
+    id, so an oracle citing its sources so earned no source credit on a question with several (1.183 against 1.286
+    on validation; eighth red team). The ids are as many as the list's, so citing everything still dilutes. An entry
+    that says there is none ("none", "N/A", "I don't know"; never an id, which holds an "@") cites nothing: it was an
+    unknown id, so a right "I don't know" citing it lost the 0.2 an empty list earns (the heuristic so: 0.603 against
+    0.645 on validation)."""
+    if "@" not in text and is_abstention(text):
+        return []
+    found = _BRACKETED.findall(text) or _BETWEEN_IDS.split(text)
+    return [normalize_message_id(i) for i in found if normalize_message_id(i)]
 
 
 def _render_hits(keywords: str, hits: list[SearchHit]) -> str:

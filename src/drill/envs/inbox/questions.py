@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import date
 from collections.abc import Mapping, Sequence
@@ -40,7 +41,8 @@ from drill.core.types import Task
 from drill.evaluate.report import atomic_write_text
 
 __all__ = [
-    "HEDGE_WORDS", "IDK", "TYPED_KINDS", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention", "is_hedged",
+    "HEDGE_WORDS", "IDK", "PROPER_WORDS", "TYPED_KINDS", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention",
+    "is_hedged",
     "generated_split", "is_listed", "lexicon_of", "load_questions", "match_verdict", "normalize_answer", "validation_or_train",
     "write_questions",
 ]
@@ -157,12 +159,19 @@ def normalize_answer(text: str) -> list[str]:
     return [w for w in words if w not in _ARTICLES]
 
 
+_NO_SOURCES = re.compile(r"[\s.;,]*\b(?:sources?|citations?|refs?|references?|cited)\s*:\s*"
+                         r"(?:none|n/?a|nothing|no sources?|-+|—|\[\s*\])?\s*\.?\s*$", re.IGNORECASE)
+"""A closing "Sources: none" (or "Sources: N/A", "Sources: []"): until 2026-11-29 "I don't know.\nSources: none" was
+a wrong answer on a question with no answer (-1 where "I don't know" scores +1.3; eighth red team)."""
+
+
 def is_abstention(answer: str) -> bool:
     """The answer says "I don't know" (or idk, unknown, not found, N/A, none, ...: `_ABSTAIN_PREFIXES`) and nothing
     more than a few plain words, or it only says that the inbox holds no answer (`_says_it_has_no_answer`: "The
     emails don't say"):
     "I don't know, maybe the Harbor Room" is a hedge, not an abstention (`drill audit inbox` found the prefix check
-    taking it for one)."""
+    taking it for one). A closing line that cites no source ("I don't know.\nSources: none") is no part of it."""
+    answer = _NO_SOURCES.sub("", answer)
     said_words = normalize_answer(answer)
     while said_words and said_words[0] in _ABSTAIN_OPENERS:
         said_words = said_words[1:]
@@ -221,7 +230,49 @@ def is_hedged(question: InboxQuestion, answer: str) -> bool:
     question uses, a closing question mark, or an abstention beside a value. Any judge marks a hedge wrong: "X, or
     maybe Y" is a guess, even when X is right."""
     return (hedged(answer, question.answer or "", *question.aliases, question.question)
-            or _asks(answer, question) or (not is_abstention(answer) and _abstains_beside(answer)))
+            or _asks(answer, question) or (not is_abstention(answer) and _abstains_beside(answer))
+            or _takes_back(question, answer))
+
+
+_TAKING_BACK = frozenset({"wrong", "incorrect", "false", "untrue", "mistaken", "mistake", "decoy", "nope", "kidding",
+                          "jk", "doubt", "doubtful", "hunch", "circa", "hmm", "hm", "um", "uh", "erm", "ish", "tbd",
+                          "speculative", "speculation", "unclear", "ambiguous", "afaik", "iirc", "ruled out",
+                          "if memory serves", "to my knowledge", "as far as i can tell", "as far as i know",
+                          "could be wrong"})
+_DENYING_BEFORE = ("anything but", "all but", "everything but", "other than", "instead of", "rather than", "except",
+                   "excluding")
+_DOUBT_MARKS = ("~", "≈", "🤷", "🤔", "ツ", "<del>", "<s>", "<strike>", "\u0336")
+"""Words and phrases, and marks, that deny the value they stand beside ("X is wrong", "~~X~~") or doubt it ("~X",
+"circa X", "X (hunch)", "Hmm, X", "X 🤷"), beyond core's `HEDGE_WORDS` and `NEGATIONS`; `_DENYING_BEFORE` deny a value
+they come before ("Anything but X", "Other than X"), not one before them ("X instead of the usual room")."""
+_BARE = frozenset({"is", "it", "that", "s", "this", "was", "just", "so", "totally", "definitely", "very", "all", "my"})
+
+
+def _takes_back(question: InboxQuestion, answer: str) -> bool:
+    """The answer denies or doubts the value it states, in words core's judge does not read as a negation or a hedge
+    (`_TAKING_BACK`, `_DENYING_BEFORE`, `_DOUBT_MARKS`) and the gold and the question do not use: in the sentence or
+    bracket that states a form of the gold, or in one that says nothing else ("X (wrong)"). "X is wrong", "Anything
+    but X", "~~X~~", "~X", "circa X" and "X (hunch)" were correct on every answerable question (eighth red team),
+    where "not X" and "maybe X" were wrong. A sentence beside the value that says something else ("X. The first
+    mail had the wrong room.") takes nothing back."""
+    explained = [(question.answer or ""), *question.aliases, question.question]
+    if any(mark in answer and not any(mark in text for text in explained) for mark in _DOUBT_MARKS):
+        return True
+    known = " ".join(f" {' '.join(normalize_answer(text))} " for text in explained)
+    forms = [normalize_answer(form) for form in (question.answer or "", *question.aliases) if form]
+    for piece in _PIECE_BREAK.split(answer):
+        said = normalize_answer(piece)
+        text = f" {' '.join(said)} "
+        found = [p for p in (*_TAKING_BACK, *_DENYING_BEFORE) if f" {p} " in text and f" {p} " not in known]
+        if not found:
+            continue
+        at = min((i for form in forms for i in range(len(said)) if said[i:i + len(form)] == form), default=None)
+        before = f" {' '.join(said[:at])} " if at is not None else ""
+        if at is not None and any(p in _TAKING_BACK or f" {p} " in before for p in found):
+            return True
+        if set(said) <= _BARE | {w for p in found for w in p.split()}:
+            return True
+    return False
 
 
 _QUESTION_MARKS = str.maketrans({"？": "?", "¿": "?", "‽": "?", "⁇": "?", "⁈": "?", "⁉": "?", "﹖": "?", "؟": "?"})
@@ -352,8 +403,98 @@ def _states_gold(question: InboxQuestion, answer: str, lexicon: Lexicon | None) 
     assert question.answer is not None
     forms = [question.answer, *question.aliases]
     longest = max(len(normalize_answer(form)) for form in forms)
-    return (len(normalize_answer(answer)) <= longest + MAX_EXTRA_WORDS and not _separated_list(question, answer)
-            and judge(answer, forms, question.kind, question.question, (lexicon or {}).get(question.kind, ())).correct)
+    if (_length(answer) > longest + MAX_EXTRA_WORDS or _separated_list(question, answer)
+            or _another_unit(question, answer)):
+        return False
+    known = (lexicon or {}).get(question.kind, ())
+    if question.kind in ("place", "name"):
+        answer = _capitalised(answer, frozenset((lexicon or {}).get(PROPER_WORDS, ())))
+    verdict = judge(answer, forms, question.kind, question.question, known)
+    if not verdict.correct and verdict.reason.startswith("states no ") and question.kind in ("date", "amount"):
+        verdict = judge(_in_digits(answer), forms, question.kind, question.question, known)
+    return verdict.correct
+
+
+PROPER_WORDS = "proper words"
+"""The lexicon's entry (no question kind) for the words the mail store only ever writes capitalised."""
+
+
+def _capitalised(answer: str, proper: frozenset[str]) -> str:
+    """`answer` with each lower-case word of `proper` capitalised, as the mail writes it, so that the judge reads it
+    as it reads the capitalised answer: "harrowgate cedar lucas chidi", the first word of each of a mail's names, is
+    a run of names like "Harrowgate Cedar Lucas Chidi", not the alias "cedar" alone (correct on 62 of 207 place
+    questions given the source mail; eighth red team). "cedar room lucas" stays right, as "Cedar Room Lucas" is."""
+    return re.sub(r"[^\W\d_][\w'’-]*", lambda m: m.group().capitalize() if m.group().islower()
+                  and m.group() in proper else m.group(), answer)
+
+
+_UNIT_MARKS = "€£¥₹₽₩₺₪฿₫₴₦%‰"
+_UNIT_WORDS = frozenset("""euro euros eur pound pounds gbp sterling yen jpy yuan rmb cny renminbi rupee rupees inr franc
+francs chf peso pesos mxn cad aud reais brl krw ruble rubles rouble roubles lira bitcoin btc cent cents pence percent
+pct mile miles km kg lb lbs tons tonnes shares""".split())
+
+
+def _another_unit(question: InboxQuestion, answer: str) -> bool:
+    """An amount answer names a currency or unit (`_UNIT_MARKS`, `_UNIT_WORDS`) that the gold and the question do not:
+    "48,500 euros", "£48,500", "48,500 cents", "48,500%" or "48,500 miles" is another amount than "$48,500". Core's
+    judge reads the number alone, so each was correct on all 210 amount questions (eighth red team). Words of time
+    ("$2,240 for the week") and "real" or "won" are left out: honest answers use them."""
+    if question.kind != "amount":
+        return False
+    explained = " ".join((question.answer or "", *question.aliases, question.question))
+    known = set(normalize_answer(explained))
+    return (any(mark in answer and mark not in explained for mark in _UNIT_MARKS)
+            or bool((set(normalize_answer(answer)) - known) & _UNIT_WORDS))
+
+
+_NUMBER_WORDS = {w: i for i, w in enumerate("""zero one two three four five six seven eight nine ten eleven twelve
+thirteen fourteen fifteen sixteen seventeen eighteen nineteen""".split())} | {
+    w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)} | {
+    w: i for i, w in enumerate("""first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
+thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth""".split(), start=1)} | {
+    "twentieth": 20, "thirtieth": 30}
+_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_SPELLED = re.compile(r"\b(?:%s)\b(?:(?:[\s-]+|\s+and\s+)\b(?:%s)\b)*" % (("|".join([*_NUMBER_WORDS, *_SCALES]),) * 2),
+                      re.IGNORECASE)
+
+
+def _in_digits(text: str) -> str:
+    """`text` with each number written in words in digits ("forty-eight thousand five hundred dollars" is "48500
+    dollars", "October twenty-eighth" is "October 28"), for an answer that states no date or amount in digits. Core's
+    judge reads digits only, so until 2026-11-29 an honest value in words was a wrong answer (eighth red team)."""
+    def value(match: re.Match[str]) -> str:
+        total = current = 0
+        for word in re.findall(r"[a-z]+", match.group().lower()):
+            if word in _NUMBER_WORDS:
+                current += _NUMBER_WORDS[word]
+            elif word == "hundred":
+                current = max(current, 1) * 100
+            elif word in _SCALES:
+                total, current = total + max(current, 1) * _SCALES[word], 0
+        return str(total + current)
+
+    return _SPELLED.sub(value, text)
+
+
+_UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN")
+"""Scripts written without spaces between words: each of their characters is counted as a word."""
+
+
+def _length(text: str) -> int:
+    """How many words `text` has (`normalize_answer`'s), as a reader counts them: a word is also cut where an
+    underscore or a change of script joins two ("see_the_mail", "see和the和mail"), and each character of a script
+    written without spaces is a word. Until 2026-11-29 either glue made any number of words one, so the gold and
+    fifteen more words were within `MAX_EXTRA_WORDS` (correct on every answerable question; eighth red team)."""
+    count = 0
+    for word in normalize_answer(unicodedata.normalize("NFC", text)):
+        for piece in word.split("_"):
+            script = None
+            for at, char in enumerate(piece):
+                said = unicodedata.name(char, "").split(" ")[0] if char.isalpha() else None
+                if at == 0 or (said and script and (said != script or said in _UNSPACED)):
+                    count += 1
+                script = said or script
+    return count
 
 
 def match_verdict(question: InboxQuestion, answer: str, lexicon: Lexicon | None = None) -> Verdict:

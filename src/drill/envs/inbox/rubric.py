@@ -20,6 +20,8 @@ episode reads one gold source and answers (the oracle).
 
 from __future__ import annotations
 
+import re
+
 from drill.core.rubric import Component, Rubric
 from drill.core.types import Episode, Event
 from drill.envs.inbox.questions import AnswerJudge, InboxQuestion, Verdict
@@ -37,7 +39,25 @@ def _answered(episode: Episode) -> Event | None:
 def judgment(episode: Episode, task: InboxQuestion, judge: AnswerJudge) -> Verdict | None:
     """The judge's verdict on the episode's answer (None without one): correct, wrong or abstained."""
     event = _answered(episode)
-    return None if event is None else judge(task, str(event.data["answer"]))
+    if event is None:
+        return None
+    retrieved = _searched(episode) | _read(episode)
+    cited = [i for i in _ids(event, "sources") if i in retrieved]
+    return judge(task, _without_citations(str(event.data["answer"]), cited))
+
+
+_CITING = r"(?:(?:sources?|source ids?|message[ -]ids?|ids?|citations?|cited|refs?|references?)\s*:?\s*)?"
+
+
+def _without_citations(answer: str, cited: list[str]) -> str:
+    """`answer` without the ids it cites as its sources, each with its label ("X (source: <id>)", "X\nSources: id"):
+    an id's digits and letters were read as values, so an honest answer naming its source in the text was wrong
+    (on 104 of 104 sampled questions for "X\nSources: id", 67 for "X (source: id)"; eighth red team). Only the ids
+    that the answer cites and the agent retrieved (`cited`: mail ids of the store) are taken out, so no value can hide
+    there: a cited "Harbor Room" is still read."""
+    for source in sorted(cited, key=len, reverse=True):
+        answer = re.sub(_CITING + r"<?" + re.escape(source) + r">?", " ", answer, flags=re.IGNORECASE)
+    return answer
 
 
 def outcome(score_components: dict[str, float]) -> str:

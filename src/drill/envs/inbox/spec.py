@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from drill.core.judge import words
 from drill.core.spec import Chart, Column, EnvOption, EnvSpec, percent
 from drill.core.types import Episode
 from drill.envs.inbox.baselines import baselines
 from drill.envs.inbox.env import InboxEnv
-from drill.envs.inbox.questions import AnswerJudge, InboxQuestion, lexicon_of
+from drill.envs.inbox.questions import PROPER_WORDS, AnswerJudge, InboxQuestion, lexicon_of
+from drill.envs.inbox.store import MailStore
 from drill.envs.inbox.rubric import outcome, rubric
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES
 
@@ -29,10 +33,56 @@ def judge_lexicon(env: InboxEnv) -> dict[str, tuple[str, ...]]:
     as names, every person the mail store holds. A name no gold uses, written in lower case, is still a second name:
     "lucas fontaine chidi yilmaz", every name of a mail packed, was judged correct on 21 more train questions than the
     heuristic answered (an outside red team, experiments/LOG.md, 2026-11-27). Until 2026-11-28 validation's golds were
-    left out, so "Harbor Room the royal mile hotel" (a hotel only a validation question names) was one place."""
+    left out, so "Harbor Room the royal mile hotel" (a hotel only a validation question names) was one place.
+
+    Places and names also know every run of capitalised words the mail writes (`_mail_names`) that holds none of the
+    kind's values, and places every person: the judge reads such a run as a second value when it is capitalised, so
+    it must in lower case too. Until 2026-11-29 a source mail's runs packed in lower case ("harrowgate books q2 cedar
+    room lucas fontaine chidi yilmaz account executive") were correct on 175 of the 324 place and name questions, the
+    same packs capitalised on none (eighth red team). And the judge knows the words the mail only writes capitalised
+    (`PROPER_WORDS`), to read an answer's lower-case words as the mail would write them."""
     lexicon = lexicon_of([q for split in ("train", "validation", "test") for q in env.tasks(split)])
-    lexicon["name"] = tuple(dict.fromkeys([*lexicon.get("name", ()), *env.store.people()]))
+    people = env.store.people()
+    lexicon["name"] = tuple(dict.fromkeys([*lexicon.get("name", ()), *people]))
+    lexicon["place"] = tuple(dict.fromkeys([*lexicon.get("place", ()), *people]))
+    runs, proper = _mail_names(env.store)
+    for kind in ("place", "name"):
+        values = {tuple(words(v)) for v in lexicon[kind]}
+        lexicon[kind] += tuple(run for run in runs if not _holds_any(tuple(words(run)), values))
+    lexicon[PROPER_WORDS] = proper
     return lexicon
+
+
+_RUN = re.compile(r"\b[A-Z][\w'&-]*(?: [A-Z][\w'&-]*)+")
+"""Two or more capitalised words in a row, as the judge's own run reader finds them in an answer."""
+
+
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_ADDRESS = re.compile(r"\S+@\S+|\S+://\S+|www\.\S+")
+"""Mail and web addresses, whose lower-case words ("chidi.yilmaz@kestrel.example") say nothing of how names are
+written."""
+
+
+@functools.lru_cache(maxsize=8)
+def _mail_names(store: MailStore) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Every run of capitalised words (`_RUN`) in the subjects and bodies of the store's dated mail, and every word
+    they write capitalised and never in lower case outside an address (lower-cased: "harrowgate", "lucas")."""
+    found: dict[str, None] = {}
+    capitalised: set[str] = set()
+    lower: set[str] = set()
+    for inbox in store.inboxes():
+        for message in store.dated_messages(inbox):
+            for text in (message.subject, message.body):
+                found.update(dict.fromkeys(m.group() for m in _RUN.finditer(text)))
+                for word in _WORD.findall(_ADDRESS.sub(" ", text)):
+                    (capitalised if word[0].isupper() else lower).add(word.lower())
+    return tuple(found), tuple(sorted(capitalised - lower))
+
+
+def _holds_any(run: tuple[str, ...], values: set[tuple[str, ...]]) -> bool:
+    """`run` (words) holds one of `values` in a row: "Hotel Marlowe Chicago" holds the gold "Hotel Marlowe", and
+    must not hide it as another place when an answer copies it."""
+    return any(run[i:i + len(v)] == v for v in values if v for i in range(len(run) - len(v) + 1))
 
 
 def make_rubric(options: Mapping[str, Any], params: Mapping[str, float]) -> Any:
