@@ -252,14 +252,14 @@ def test_a_judge_that_knows_only_some_splits_values_is_caught(monkeypatch: pytes
         return [f.strategy for f in result.findings if f.kind == "success accepts a hedge"]
 
     assert findings("validation") == []
-    known = inbox_spec.judge_lexicon
 
     def train_and_test(env: Any) -> dict[str, tuple[str, ...]]:
-        """The bug: the validation split's answers are not among the judge's values."""
-        lexicon = known(env)
-        shown = {v for split in ("train", "test") for q in env.tasks(split) for v in lexicon_of([q]).get(q.kind, ())}
-        only = {v for q in env.tasks("validation") for v in lexicon_of([q]).get(q.kind, ())} - shown
-        return {kind: tuple(v for v in values if v not in only) for kind, values in lexicon.items()}
+        """The bug: the judge's values are the train and test answers and the store's people, as until the sixth red
+        team (the eighth's reading of the mail's own names and capitals, which would refuse the pack by itself, is
+        left out too)."""
+        lexicon = lexicon_of([q for split in ("train", "test") for q in env.tasks(split)])
+        lexicon["name"] = tuple(dict.fromkeys([*lexicon.get("name", ()), *env.store.people()]))
+        return lexicon
 
     monkeypatch.setattr(inbox_spec, "judge_lexicon", train_and_test)
     assert findings("test") == []
@@ -716,3 +716,22 @@ def test_a_success_measure_that_misses_a_denial_of_every_step_at_once_is_caught(
     monkeypatch.setattr(importlib.import_module("drill.envs.triage.rubric"), "_points_back",
                         lambda sentence, gold_terms: False)
     assert findings() == ["oracle, submit_resolution.resolution denied at once"]
+
+
+def test_triage_past_tickets_that_hold_the_gold_are_found_by_looking_it_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An eighth outside red team (2026-11-28): in agent mode a past ticket on the same host was closed with the very
+    fix the task wants, so searching the tickets with the ticket, opening the top hit and copying its note beat the
+    heuristic (0.901 against 0.645 on test). Put back (no ticket withheld), the audit's look-up (`looked_up`: the top
+    hit's line most like the heuristic's answer in its place) reaches the heuristic through `search_tickets`;
+    shipped, no look-up does."""
+    from drill.envs.triage.env import TriageEnv
+
+    def looked_up() -> list[str]:
+        result = audit_env(triage.SPEC, {"mode": "agent"}, budget_s=math.inf, combos=0,
+                           select=lambda s: s.family == "looked up")
+        return [f.strategy for f in result.findings if f.kind == "reaches the heuristic"]
+
+    assert looked_up() == []
+    monkeypatch.setattr(TriageEnv, "withheld", lambda self, task: frozenset())
+    assert looked_up() == ["heuristic, looked up through search_tickets: the answer swapped for the top hit's line "
+                           "most like it"]

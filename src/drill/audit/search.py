@@ -72,6 +72,7 @@ from drill.audit.strategies import (
     disguise_strategies,
     fields_of,
     generic_strategies,
+    lookup_strategies,
     mentions,
     mutation_strategies,
     overlap,
@@ -588,7 +589,7 @@ def audit_env(spec: EnvSpec, options: Mapping[str, Any], budget_s: float = 240.0
     singles = [*extra, *spec_extra(spec, parsed), *packing, *swaps,
                *role_strategies(type(env).roles, ("heuristic", "oracle")),
                *refused_strategies(type(env).roles, tools, ctx),
-               *disguise_strategies(), *partial_strategies(), *generic[:head],
+               *disguise_strategies(), *partial_strategies(), *lookup_strategies(tools), *generic[:head],
                *mutation_strategies(tools, ctx, ("heuristic", "oracle")), *generic[head:]]
     if select is not None:
         singles = [s for s in singles if select(s)]

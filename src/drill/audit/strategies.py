@@ -28,7 +28,8 @@ from drill.core.tools import MAX_ARGUMENT_CHARS
 from drill.core.types import Action, Observation, PolicyInfo, Task, ToolSpec, Turn
 
 __all__ = ["ABSTENTIONS", "GARBLES", "GARBLE_MIN_WORDS", "PLACEHOLDER", "Context", "Rule", "Strategy", "StrategyPolicy",
-           "answers_of", "as_roles", "combine", "constants_of", "disguise_strategies", "generic_strategies", "mentions",
+           "answers_of", "as_roles", "combine", "constants_of", "disguise_strategies", "generic_strategies",
+           "lookup_strategies", "mentions",
            "mutation_strategies", "overlap", "packing_strategies", "partial_strategies", "placeholder_control",
            "procedure", "refused_strategies", "role_strategies", "stock_answers", "swap_strategies", "swapped_for"]
 
@@ -973,6 +974,101 @@ def disguise_strategies(bases: Sequence[str] = ("heuristic",)) -> list[Strategy]
         out.append(Strategy(f"{base}, a marked item's text pasted into each message, transposed",
                             "disguise: content copied", base, (paste_marked(transposed),), plain=sent))
     return out
+
+
+# -- looked up: the answer copied from a record found by searching with the task -------------------------------
+
+
+_RECORD_ID = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+\b|\b[A-Za-z]{1,4}[-_]?\d{2,}\b")
+"""A record's id in a search result: "KB-NET-0015" or "TCK-10367" whole, else "m0879"."""
+_LABEL = re.compile(r"^\s*(?:[-*\d.]+\s+)?[A-Z][\w ]{0,30}:\s+")
+"""A record line's label ("Resolution note: ", "Root cause: ", "1. "), dropped before the line is copied."""
+
+
+def _searches(inp: PolicyInput) -> list[tuple[str, str]]:
+    """(tool, field) of each search tool that takes one required string: the query."""
+    out = []
+    for spec in inp.observation.tools:
+        required = spec.parameters.get("required", [])
+        if spec.name.startswith("search") and len(required) == 1 and fields_of(spec)[required[0]]["kind"] == "string":
+            out.append((spec.name, str(required[0])))
+    return out
+
+
+def _readers(inp: PolicyInput) -> list[tuple[str, str]]:
+    """(tool, id field) of each tool that reads one record by its id (`read*`, `get*`)."""
+    return [(t.name, str(t.parameters["required"][0])) for t in inp.observation.tools
+            if t.name.startswith(("read", "get")) and len(t.parameters.get("required", [])) == 1]
+
+
+def read_top_hit(inp: PolicyInput, search: str) -> MarkedRead:
+    """Search with the task's own text (`task_text`) through `search`, and read the first id of the result with
+    each reading tool in turn until one shows it. Replays the role's history like `read_marked`, so the probe is a
+    pure function of what the agent saw; a 429/503 is retried."""
+    found = dict(_searches(inp))
+    if search not in found:
+        return MarkedRead(None, 0)
+    query = Action(tool=search, arguments={found[search]: task_text(inp)[:400]})
+    readers = _readers(inp)
+    item, read, used, searched = "", 0, 0, False
+    for turn, result in zip(inp.own_turns(), _results(inp)):
+        expected = query if not searched else (Action(tool=readers[read][0], arguments={readers[read][1]: item})
+                                               if item and read < len(readers) else None)
+        if expected is None or turn.action != expected:
+            break
+        used += 1
+        if _transient(turn, result):
+            continue
+        if not searched:
+            searched = True
+            hits = [m.group() for m in _RECORD_ID.finditer(result.content) if m.group() not in task_text(inp)]
+            item = hits[0] if hits and not result.error else ""
+        elif not result.error:
+            return MarkedRead(None, used, item, readers[read][1], result.content[:LONG_TEXT * 4])
+        else:
+            read += 1
+    if not searched:
+        return MarkedRead(query, used)
+    if item and read < len(readers):
+        return MarkedRead(Action(tool=readers[read][0], arguments={readers[read][1]: item}), used, item)
+    return MarkedRead(None, used)
+
+
+def looked_up(search: str) -> Rule:
+    """Search with the task through `search`, read the top hit, then play on with the answer (the longest text of
+    each call that neither searches nor reads) replaced by the record's line most like it, label dropped: an answer
+    looked up, not worked out. Where the records hold the tasks' answers (a past ticket closed with the very fix the
+    task wants), it outscores the baseline that works them out."""
+    def rule(inp: PolicyInput, fallback: Fallback) -> Action:
+        probe = read_top_hit(inp, search)
+        if probe.next is not None:
+            return probe.next
+        action = fallback(_hidden(inp, lambda i: i < probe.turns))
+        if not probe.text or not isinstance(action.arguments, dict) or action.tool.startswith(
+                ("search", "read", "get", "list")):
+            return action
+        texts = {k: v for k, v in action.arguments.items() if isinstance(v, str) and len(v.split()) >= 3}
+        if not texts:
+            return action
+        name = max(texts, key=lambda k: len(texts[k]))
+        lines = [_LABEL.sub("", line).strip() for line in probe.text.splitlines()]
+        lines = [line for line in lines if len(line.split()) >= 3]
+        if not lines:
+            return action
+        best = max(lines, key=lambda line: overlap(line, texts[name]))
+        return Action(tool=action.tool, arguments={**action.arguments, name: best})
+    return rule
+
+
+def lookup_strategies(tools: Sequence[ToolSpec], bases: Sequence[str] = ("heuristic",)) -> list[Strategy]:
+    """For each search tool that takes one query string: the baseline after searching with the task's text and
+    reading the top hit, its answer swapped for the record's line most like it (`looked_up`). A baseline that never
+    sees ground truth reaching the heuristic this way means the searchable records give the answers away."""
+    searches = [t.name for t in tools if t.name.startswith("search")
+                and len(t.parameters.get("required", [])) == 1
+                and fields_of(t)[t.parameters["required"][0]]["kind"] == "string"]
+    return [Strategy(f"{base}, looked up through {name}: the answer swapped for the top hit's line most like it",
+                     "looked up", base, (looked_up(name),)) for base in bases for name in searches]
 
 
 # -- partial work: part of each bulk action ---------------------------------------------------------------
