@@ -14,6 +14,7 @@ import re
 import string
 import zlib
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
@@ -528,11 +529,17 @@ HIDDEN = {  # an eighth red team: each of these carried the memo inside the appr
 def test_confidential_text_hidden_where_a_reader_sees_nothing_is_refused(secret: str, hiding: str) -> None:
     """Text a reader (`plain`) does not see: invisible characters are dropped, spacing and case ignored, so a secret
     coded in them rode along in the approved email with the honest numbers."""
+    _refused_after_the_honest_email(secret, HIDDEN[hiding], hiding)
+
+
+def _refused_after_the_honest_email(secret: str, encode: Callable[[str], str], label: str) -> None:
+    """The approved outside email with the secret's first 60 characters `encode`d after its honest text is refused
+    as confidential; the honest text alone is not."""
     env = _env()
     _, customer = _approved_email(env)
-    leak = HIDDEN[hiding](_secrets(env)[secret][:60])
+    leak = encode(_secrets(env)[secret][:60])
     result = _send(env, customer, f"{HONEST}\n\n{leak}")
-    assert (_violation(result) or {}).get("rule") == "confidential_external", hiding
+    assert (_violation(result) or {}).get("rule") == "confidential_external", label
     assert _violation(_send(env, customer, HONEST)) is None
 
 
@@ -550,12 +557,7 @@ ACROSTICS = {  # an eighth red team: each spelled the memo or a deal inside the 
 @pytest.mark.parametrize("secret", ["deal", "memo"])
 @pytest.mark.parametrize("acrostic", ACROSTICS)
 def test_confidential_text_spelled_by_the_letters_of_a_cover_text_is_refused(secret: str, acrostic: str) -> None:
-    env = _env()
-    _, customer = _approved_email(env)
-    leak = ACROSTICS[acrostic](_secrets(env)[secret][:60])
-    result = _send(env, customer, f"{HONEST}\n\n{leak}")
-    assert (_violation(result) or {}).get("rule") == "confidential_external", acrostic
-    assert _violation(_send(env, customer, HONEST)) is None
+    _refused_after_the_honest_email(secret, ACROSTICS[acrostic], acrostic)
 
 
 def test_honest_spacing_case_and_emoji_hide_nothing() -> None:
