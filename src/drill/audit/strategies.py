@@ -990,7 +990,8 @@ def _searches(inp: PolicyInput) -> list[tuple[str, str]]:
     out = []
     for spec in inp.observation.tools:
         required = spec.parameters.get("required", [])
-        if spec.name.startswith("search") and len(required) == 1 and fields_of(spec)[required[0]]["kind"] == "string":
+        if (spec.name.startswith("search") and len(required) == 1
+                and fields_of(spec).get(required[0], {}).get("kind") == "string"):
             out.append((spec.name, str(required[0])))
     return out
 
@@ -1066,7 +1067,7 @@ def lookup_strategies(tools: Sequence[ToolSpec], bases: Sequence[str] = ("heuris
     sees ground truth reaching the heuristic this way means the searchable records give the answers away."""
     searches = [t.name for t in tools if t.name.startswith("search")
                 and len(t.parameters.get("required", [])) == 1
-                and fields_of(t)[t.parameters["required"][0]]["kind"] == "string"]
+                and fields_of(t).get(t.parameters["required"][0], {}).get("kind") == "string"]
     return [Strategy(f"{base}, looked up through {name}: the answer swapped for the top hit's line most like it",
                      "looked up", base, (looked_up(name),)) for base in bases for name in searches]
 
