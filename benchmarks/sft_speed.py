@@ -104,8 +104,7 @@ def step_columns(batch: list, pad_id: int, config: RunConfig,
     plain = shared = 0
     for micro in sample_code.micro_batches(batch, config.micro_batch_size, pad_id, config.micro_batch_tokens or 0):
         rows, length = micro.tokens.input_ids.shape
-        prefix = sample_code.shared_prefix(micro.tokens, int(micro.tokens.logit_positions[:, 0].min()))
-        prefix = prefix if rows > 1 and prefix >= minimum else 0
+        prefix = sample_code.prefix_run_once(micro.tokens, int(micro.tokens.logit_positions.min()), minimum)
         plain += rows * length
         shared += prefix + rows * (length - prefix)
     return plain, shared

@@ -817,14 +817,21 @@ def _marked_id(text: str) -> str:
 
 def read_marked(inp: PolicyInput, pages: int = 5) -> MarkedRead:
     """List what the search and list tools show (no required arguments; pages 1..`pages`), find an item whose line
-    carries a marker (`MARKERS`), and read it with a `read*` tool that takes one id. Replays the role's history, so
-    the probe is a pure function of what the agent saw; a 429/503 is retried."""
+    carries a marker (`MARKERS`), and read it with a `read*` tool that takes one id (`_list_then_read`)."""
     tools = inp.observation.tools
     listings = [Action(tool=t.name, arguments={"page": p} if "page" in fields_of(t) else {})
                 for t in tools if t.name.startswith(("search", "list")) and not t.parameters.get("required")
                 for p in range(1, (pages if "page" in fields_of(t) else 1) + 1)]
     readers = [(t.name, str(t.parameters["required"][0])) for t in tools if t.name.startswith("read")
                and len(t.parameters.get("required", [])) == 1]
+    return _list_then_read(inp, listings, lambda result: _marked_id(result.content), readers, LONG_TEXT // 2)
+
+
+def _list_then_read(inp: PolicyInput, listings: Sequence[Action], pick: Callable[[Observation], str],
+                    readers: Sequence[tuple[str, str]], chars: int) -> MarkedRead:
+    """Play `listings` in turn until `pick` finds an item id in one's result, then read it with each of `readers`
+    (tool, id field) in turn until one shows it (its first `chars` characters). Replays the role's history, so the
+    probe is a pure function of what the agent saw; a 429/503 is retried."""
     item, listed, read, used = "", 0, 0, 0
     for turn, result in zip(inp.own_turns(), _results(inp)):
         expected = (listings[listed] if not item and listed < len(listings) else
@@ -837,9 +844,9 @@ def read_marked(inp: PolicyInput, pages: int = 5) -> MarkedRead:
             continue  # the same call again
         if not item:
             listed += 1
-            item = _marked_id(result.content)
+            item = pick(result)
         elif not result.error:
-            return MarkedRead(None, used, item, readers[read][1], result.content[:LONG_TEXT // 2])
+            return MarkedRead(None, used, item, readers[read][1], result.content[:chars])
         else:
             read += 1
     if item and read < len(readers):
@@ -985,54 +992,32 @@ _LABEL = re.compile(r"^\s*(?:[-*\d.]+\s+)?[A-Z][\w ]{0,30}:\s+")
 """A record line's label ("Resolution note: ", "Root cause: ", "1. "), dropped before the line is copied."""
 
 
-def _searches(inp: PolicyInput) -> list[tuple[str, str]]:
-    """(tool, field) of each search tool that takes one required string: the query."""
-    out = []
-    for spec in inp.observation.tools:
-        required = spec.parameters.get("required", [])
-        if (spec.name.startswith("search") and len(required) == 1
-                and fields_of(spec).get(required[0], {}).get("kind") == "string"):
-            out.append((spec.name, str(required[0])))
-    return out
-
-
-def _readers(inp: PolicyInput) -> list[tuple[str, str]]:
-    """(tool, id field) of each tool that reads one record by its id (`read*`, `get*`)."""
-    return [(t.name, str(t.parameters["required"][0])) for t in inp.observation.tools
-            if t.name.startswith(("read", "get")) and len(t.parameters.get("required", [])) == 1]
+def _query_field(spec: ToolSpec) -> str | None:
+    """The query of a search tool that takes one required string, or None for any other tool."""
+    required = spec.parameters.get("required", [])
+    if spec.name.startswith("search") and len(required) == 1 and fields_of(spec).get(required[0], {}).get(
+            "kind") == "string":
+        return str(required[0])
+    return None
 
 
 def read_top_hit(inp: PolicyInput, search: str) -> MarkedRead:
     """Search with the task's own text (`task_text`) through `search`, and read the first id of the result with
-    each reading tool in turn until one shows it. Replays the role's history like `read_marked`, so the probe is a
-    pure function of what the agent saw; a 429/503 is retried."""
-    found = dict(_searches(inp))
-    if search not in found:
+    each tool that reads one record by its id (`read*`, `get*`) in turn until one shows it (`_list_then_read`)."""
+    spec = _tool(inp, search)
+    field = _query_field(spec) if spec is not None else None
+    if field is None:
         return MarkedRead(None, 0)
-    query = Action(tool=search, arguments={found[search]: task_text(inp)[:400]})
-    readers = _readers(inp)
-    item, read, used, searched = "", 0, 0, False
-    for turn, result in zip(inp.own_turns(), _results(inp)):
-        expected = query if not searched else (Action(tool=readers[read][0], arguments={readers[read][1]: item})
-                                               if item and read < len(readers) else None)
-        if expected is None or turn.action != expected:
-            break
-        used += 1
-        if _transient(turn, result):
-            continue
-        if not searched:
-            searched = True
-            hits = [m.group() for m in _RECORD_ID.finditer(result.content) if m.group() not in task_text(inp)]
-            item = hits[0] if hits and not result.error else ""
-        elif not result.error:
-            return MarkedRead(None, used, item, readers[read][1], result.content[:LONG_TEXT * 4])
-        else:
-            read += 1
-    if not searched:
-        return MarkedRead(query, used)
-    if item and read < len(readers):
-        return MarkedRead(Action(tool=readers[read][0], arguments={readers[read][1]: item}), used, item)
-    return MarkedRead(None, used)
+    asked = task_text(inp)
+    readers = [(t.name, str(t.parameters["required"][0])) for t in inp.observation.tools
+               if t.name.startswith(("read", "get")) and len(t.parameters.get("required", [])) == 1]
+
+    def first_record(result: Observation) -> str:
+        hits = [m.group() for m in _RECORD_ID.finditer(result.content) if m.group() not in asked]
+        return hits[0] if hits and not result.error else ""
+
+    query = Action(tool=search, arguments={field: asked[:400]})
+    return _list_then_read(inp, [query], first_record, readers, LONG_TEXT * 4)
 
 
 def looked_up(search: str) -> Rule:
@@ -1065,9 +1050,7 @@ def lookup_strategies(tools: Sequence[ToolSpec], bases: Sequence[str] = ("heuris
     """For each search tool that takes one query string: the baseline after searching with the task's text and
     reading the top hit, its answer swapped for the record's line most like it (`looked_up`). A baseline that never
     sees ground truth reaching the heuristic this way means the searchable records give the answers away."""
-    searches = [t.name for t in tools if t.name.startswith("search")
-                and len(t.parameters.get("required", [])) == 1
-                and fields_of(t).get(t.parameters["required"][0], {}).get("kind") == "string"]
+    searches = [t.name for t in tools if _query_field(t) is not None]
     return [Strategy(f"{base}, looked up through {name}: the answer swapped for the top hit's line most like it",
                      "looked up", base, (looked_up(name),)) for base in bases for name in searches]
 

@@ -170,8 +170,6 @@ class TokenBatch:
     completion_mask: Tensor  # (B, T) 1 on sampled tokens, 0 on padding
     logit_positions: Tensor  # (B, T) index in L of the logit that predicts each completion token
     advantages: Tensor  # (B,)
-    packed: bool = False
-    """Some sample holds packed turns (`pack_turns`): its completion tokens are not one contiguous run."""
 
     @property
     def loss_mask(self) -> Tensor:
@@ -203,8 +201,7 @@ def collate(samples: Sequence[Sample], pad_id: int) -> TokenBatch:
             max=length - 1)
     advantages = torch.tensor([s.advantage for s in samples], dtype=torch.float32)
     return TokenBatch(input_ids=input_ids, attention_mask=attention_mask, completion_ids=completion_ids,
-                      completion_mask=completion_mask, logit_positions=logit_positions, advantages=advantages,
-                      packed=any(s.inner for s in samples))
+                      completion_mask=completion_mask, logit_positions=logit_positions, advantages=advantages)
 
 
 SHARED_PREFIX_MIN = 32
@@ -231,8 +228,8 @@ def completion_logprobs(model: torch.nn.Module, batch: TokenBatch, temperature: 
     device = next(model.parameters()).device
     keep = torch.unique(batch.logit_positions)  # (K,) sorted: every position whose logit some row needs
     first = int(keep[0])
-    shared = shared_prefix(batch, first) if share_prefix and batch.input_ids.shape[0] > 1 else 0
-    if shared >= SHARED_PREFIX_MIN:
+    shared = prefix_run_once(batch, first) if share_prefix else 0
+    if shared:
         logits = _logits_on_shared_prefix(model, batch, shared, keep)  # (B, K, V)
     else:
         logits = model(input_ids=batch.input_ids.to(device), attention_mask=batch.attention_mask.to(device),
@@ -251,6 +248,13 @@ def shared_prefix(batch: TokenBatch, first: int) -> int:
     same = (batch.input_ids == batch.input_ids[:1]).all(0) & batch.attention_mask.bool().all(0)  # (L,)
     run = int(same.long().cumprod(0).sum())
     return min(run, first + 1, batch.input_ids.shape[1] - 1)
+
+
+def prefix_run_once(batch: TokenBatch, first: int, minimum: int | None = None) -> int:
+    """The columns `completion_logprobs` runs once for every row: the shared prefix, where the batch has more than one
+    row and it is at least `minimum` (`SHARED_PREFIX_MIN`) long; else 0."""
+    shared = shared_prefix(batch, first) if batch.input_ids.shape[0] > 1 else 0
+    return shared if shared >= (SHARED_PREFIX_MIN if minimum is None else minimum) else 0
 
 
 def _logits_on_shared_prefix(model: torch.nn.Module, batch: TokenBatch, shared: int, positions: Tensor) -> Tensor:
