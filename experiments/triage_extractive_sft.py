@@ -7,7 +7,8 @@ changes only the demonstrations. Its teacher (`ExtractiveTeacher`) answers every
 reader of the prompt could:
 
 * answerable ticket: the shown article's `Steps:` line, copied from the prompt, citing it, with the ground truth's
-  escalation decision and confidence 1.0;
+  escalation decision and confidence 1.0, less the steps the ticket's gold rules out (`TriageTask.ruled_out`: on a
+  ticket to escalate, "raise the limit" on a route leak; since 2026-11-28, when the rubric began to refuse them);
 * unanswerable ticket (or one whose article is not shown): the heuristic's no-match answer, no citation,
   escalate, confidence 0.
 
@@ -76,7 +77,9 @@ class ExtractiveTeacher:
         steps = STEPS_LINE.search(inp.observation.content.split(f"[{shown[0]}]", 1)[1])
         if steps is None:
             raise ValueError(f"{task.id}: no 'Steps:' line after {shown[0]} in the reader prompt")
-        return Action.call("submit_resolution", resolution=steps.group(1),
+        # the steps, less those the ticket's gold rules out (on a ticket to escalate: "raise the limit" on a leak)
+        kept = [head for head in steps.group(1).rstrip(".").split("; ") if head not in task.ruled_out]
+        return Action.call("submit_resolution", resolution="; ".join(kept) + ".",
                            citations=shown[:1], confidence=self._confidence(task.id), escalate=task.should_escalate)
 
     def _confidence(self, task_id: str) -> float:

@@ -3083,6 +3083,19 @@ def user_voice(ask: str, art: dict | None, rng: random.Random, allow_short: bool
     return wrap(VOICES[vi], body, person)
 
 
+RULED_OUT_STEPS = {
+    "KB-CLD-0020": (3,), "KB-CLD-0025": (2, 3), "KB-CLD-0029": (2,), "KB-INF-0005": (2,), "KB-INF-0017": (3,),
+    "KB-INF-0023": (3, 4), "KB-INF-0025": (2, 3), "KB-INF-0034": (1, 3), "KB-NET-0003": (2,), "KB-NET-0010": (2,),
+    "KB-NET-0012": (2, 4), "KB-SEC-0005": (2,), "KB-SEC-0008": (1, 2, 3), "KB-SEC-0010": (3,), "KB-SEC-0011": (0, 1),
+    "KB-SEC-0024": (1, 2), "KB-SEC-0028": (1,),
+}
+"""For the ticket that meets an article's escalation condition: the article's steps (by index) that its gold forbids
+or says will not help there ("do not raise the limit", "restarting or rolling back the pods will not help", "client-side
+changes will not help"). Read by hand from each escalation ticket's gold; an article missing here has none (its steps
+agree with the gold: isolate, revoke, collect evidence, then escalate) or none that an honest answer would not also
+say in passing ("bring the session back" once the peer has fixed its leak, "review mount options" afterwards)."""
+
+
 def build_tasks(arts: list[dict]) -> list[dict]:
     rng = random.Random(SEED + 3)
     drafts = []
@@ -3113,6 +3126,7 @@ def build_tasks(arts: list[dict]) -> list[dict]:
             "should_escalate": True,
             "answerable": True,
             "area": a["area"],
+            "ruled_out_steps": list(RULED_OUT_STEPS.get(a["id"], ())),
         })
     for area, text, gold in UNANSWERABLE:
         drafts.append({
@@ -3139,6 +3153,7 @@ def validate(articles, tickets, incidents, tasks) -> None:
     all_ids = [x["id"] for coll in (articles, tickets, incidents, tasks) for x in coll]
     assert len(all_ids) == len(set(all_ids)), "duplicate ids"
     kb = {a["id"] for a in articles}
+    by_id = {a["id"]: a for a in articles}
     assert len(articles) >= 120, len(articles)
     for area, code in AREA_CODES.items():
         n = sum(a["area"] == area for a in articles)
@@ -3166,6 +3181,9 @@ def validate(articles, tickets, incidents, tasks) -> None:
         else:
             assert t["gold_article_ids"] == [] and t["should_escalate"], t["id"]
         assert 2 <= n_sentences(t["gold_resolution"]) <= 4, (t["id"], t["gold_resolution"])
+        assert all(0 <= i < len(by_id[t["gold_article_ids"][0]]["resolution"]) for i in t.get("ruled_out_steps", ())), t
+    annotated = {t["gold_article_ids"][0] for t in tasks if "ruled_out_steps" in t}
+    assert set(RULED_OUT_STEPS) <= annotated, set(RULED_OUT_STEPS) - annotated
     splits = {t["split"] for t in tasks}
     assert splits == {"train", "validation", "test"}, splits
     unans = sum(not t["answerable"] for t in tasks) / len(tasks)
@@ -3259,6 +3277,9 @@ Incidents by severity: {sev}.
   condition (e.g. production impact, a provider-side fault, a privileged
   request, a confirmed compromise).
 - `area` - area of the problem (also set for unanswerable tasks).
+- `ruled_out_steps` - answerable escalation tasks only: the indices of the
+  gold article's `resolution` steps that the gold forbids or says will not
+  help for this ticket (an answer that orders one is wrong); `[]` when none.
 - `split` - `train`, `validation` or `test`.
 
 ## Split

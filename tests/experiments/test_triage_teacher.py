@@ -40,3 +40,20 @@ def test_the_exploring_teacher_changes_only_the_stated_confidence(
     assert confidences(module, 0.5)[0] == explored  # seeded by ticket id: the same every time
     with pytest.raises(ValueError, match="explore must be in"):
         module.ExtractiveTeacher(1.5)
+
+
+def test_the_teacher_leaves_out_the_steps_a_tickets_gold_rules_out(
+        experiment_script: Callable[[str], ModuleType]) -> None:
+    """On a ticket to escalate whose gold forbids some of the shown article's steps ("do not raise the limit"), the
+    teacher copies the others: its answer orders none of them and stays correct where the rest still cover the gold."""
+    module = experiment_script("triage_extractive_sft")
+    spec = registry.specs()["triage"]
+    options = spec.parse_options({"mode": "reader", "k": 5})
+    make_env = spec.make(options)
+    tickets = [t for t in make_env().tasks("train") if t.ruled_out]
+    episodes = run_episodes(make_env, [(t, 0) for t in tickets], module.ExtractiveTeacher(0.0),
+                            spec.rubric_for(options))
+    said = [e.turns[-1].action.arguments["resolution"] for e in episodes]
+    assert len(tickets) == 12
+    assert not any(head in text for t, text in zip(tickets, said) for head in t.ruled_out)
+    assert sum(e.score.components["correct"] for e in episodes) >= 11

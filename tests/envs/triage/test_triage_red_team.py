@@ -5,6 +5,7 @@ much as the right answer, because only ROUGE-L paid being right and calibration 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
 from functools import partial
@@ -15,17 +16,20 @@ import pytest
 from drill.core.types import Action, Episode, Event
 from drill.envs import triage
 from drill.envs.triage.baselines import NO_MATCH_ANSWER
+from drill.envs.triage.corpus import CorpusError, _check_references
 from drill.envs.triage.env import article_steps
+from drill.envs.triage.text import step_head
 
 R = importlib.import_module("drill.envs.triage.rubric")
 
 
 @pytest.fixture(scope="module")
 def answered() -> list[tuple[Any, str, str]]:
-    """(task, gold article id, its steps as shown) for every train ticket the knowledge base answers."""
+    """(task, gold article id, its steps as shown) for every train ticket the knowledge base answers with its gold
+    article's steps (not those whose gold rules out one of them: `test_ruled_out_steps_ordered_are_no_answer`)."""
     env = triage.SPEC.make(triage.SPEC.parse_options({"mode": "reader", "k": 5}))()
     return [(t, t.gold_article_ids[0], article_steps(env.corpus.articles[t.gold_article_ids[0]]))
-            for t in env.tasks("train") if t.answerable]
+            for t in env.tasks("train") if t.answerable and not t.ruled_out]
 
 
 def episode(task: Any, gold: str, steps: str, text: str, confidence: float) -> Episode:
@@ -99,7 +103,8 @@ def test_a_numbered_list_of_the_steps_is_as_focused_as_the_steps(answered: list[
 
 def test_a_neighbouring_tickets_answer_is_not_this_tickets(answered: list[tuple[Any, str, str]]) -> None:
     """Another ticket's gold answer on the same gold article (its own host or service named) was judged correct on 116
-    of 172 train pairs here (first gold articles): word overlap is all the judge reads. `foreign_terms` names
+    of 172 train pairs here (first gold articles; 142 pairs since the tickets with ruled-out steps left the fixture):
+    word overlap is all the judge reads. `foreign_terms` names
     those specifics; put back empty, the hole is there again."""
     by_article: dict[str, list[Any]] = {}
     for task, gold, _ in answered:
@@ -114,7 +119,7 @@ def test_a_neighbouring_tickets_answer_is_not_this_tickets(answered: list[tuple[
             e = episode(task, gold, steps, other.gold_resolution, 1.0)
             now += rubric.score(e, task).components["correct"] == 1.0
             before += rubric.score(e, task.model_copy(update={"foreign_terms": []})).components["correct"] == 1.0
-    assert pairs > 150 and before > pairs / 2 and now < before / 2, (pairs, before, now)
+    assert pairs > 130 and before > pairs / 2 and now < before / 2, (pairs, before, now)
 
 
 def test_every_other_word_of_the_steps_is_no_answer(answered: list[tuple[Any, str, str]],
@@ -519,3 +524,47 @@ def test_each_step_denied_in_another_language_is_no_answer(answered: list[tuple[
     rows = answered[::4]
     assert succeeds_on(rows, each_step(form)) == 0
     assert succeeds_on(rows, lambda t, s: f"{s}. Merci, Danke, ¡Gracias!") == len(rows)
+
+
+@pytest.fixture(scope="module")
+def ruled_out() -> list[tuple[Any, str, str]]:
+    """(task, gold article id, its steps as shown) for every ticket, of every split, whose gold rules out some of its
+    gold article's steps (T-0219: "do not raise the limit" against the article's "If legitimate, raise the limit")."""
+    env = triage.SPEC.make(triage.SPEC.parse_options({"mode": "reader", "k": 5}))()
+    return [(t, t.gold_article_ids[0], article_steps(env.corpus.articles[t.gold_article_ids[0]]))
+            for split in ("train", "validation", "test") for t in env.tasks(split) if t.ruled_out]
+
+
+def without_ruled_out(task: Any, steps: str) -> str:
+    return "; ".join(h for h in steps.split("; ") if h not in task.ruled_out)
+
+
+def test_ruled_out_steps_ordered_are_no_answer(ruled_out: list[tuple[Any, str, str]]) -> None:
+    """The gold article's steps escalated, the routine fix the gold forbids among them ("raise the limit" on a route
+    leak, "roll back" when the database is down), were correct on every such ticket until 2026-11-28; the heuristic's
+    answer so written failed 7 of its right answers (train and test). The same steps without the ruled-out ones and
+    with those denied, or with the gold, stay correct, and so does the gold itself."""
+    correct = partial(correct_on, ruled_out)
+    n = len(ruled_out)
+    assert n == 17 and all(t.should_escalate for t, _, _ in ruled_out)
+    assert correct(lambda t, s: s) == 0
+    assert correct(lambda t, s: " ".join(f"{h}." for h in t.ruled_out)) == 0
+    assert correct(lambda t, s: f"Escalate now. {s}") == 0
+    assert correct(lambda t, s: t.gold_resolution) == n
+    assert correct(lambda t, s: f"{without_ruled_out(t, s)}. {t.gold_resolution}") == n
+    assert correct(lambda t, s: without_ruled_out(t, s) + ". " + " ".join(
+        f"Do not {h[:1].lower() + h[1:]}." for h in t.ruled_out)) == n
+    assert correct(lambda t, s: without_ruled_out(t, s) + ". " + " ".join(
+        f"Escalate instead of this: {h[:1].lower() + h[1:]}." for h in t.ruled_out)) == n
+
+
+def test_a_ruled_out_step_is_read_from_the_gold_articles_steps() -> None:
+    """A ruled-out step index that is no step of the task's gold article is a corpus error, named."""
+    corpus = triage.load_corpus()
+    task = next(t for t in corpus.tasks if t.ruled_out)
+    steps = corpus.articles[task.gold_article_ids[0]].resolution
+    assert task.ruled_out == [step_head(steps[i]) for i in task.ruled_out_steps]
+    broken = task.model_copy(update={"ruled_out_steps": [len(steps)]})
+    with pytest.raises(CorpusError, match="ruled_out_steps .* are not steps of its first gold article"):
+        _check_references(dataclasses.replace(corpus, tasks=(broken,)))
+

@@ -296,17 +296,18 @@ def test_two_shown_articles_steps_are_a_guess_and_one_articles_are_an_answer() -
     spec = registry.specs()["triage"]
     options = spec.parse_options({"mode": "reader", "k": 5})
     make_env = spec.make(options)
-    tickets = [t for t in make_env().tasks("train") if t.answerable]
+    # not the tickets whose gold rules out some of its article's steps (`test_triage_red_team.py`)
+    tickets = [t for t in make_env().tasks("train") if t.answerable and not t.ruled_out]
     by_id = {t.id: t for t in tickets}
     counts = []
     for count in (1, 2):
         episodes = run_episodes(make_env, [(t, 0) for t in tickets], Steps(count), spec.rubric_for(options))
         subs = [(submission(e), by_id[e.task_id]) for e in episodes]
         counts.append(tuple(sum(judge(s, t) for s, t in subs if s) for judge in (is_correct, is_hedge, lists_another)))
-    assert len(tickets) == 183
+    assert len(tickets) == 171
     # one: the gold's steps alone, every one correct (until 2026-11-27 the precision floor, read against the gold
     # resolution only, made 10 of them hedges and 13 more fell short of covering it)
-    assert counts == [(183, 0, 0), (0, 183, 183)]  # two: every one lists another beside the gold
+    assert counts == [(171, 0, 0), (0, 171, 171)]  # two: every one lists another beside the gold
 
 
 def test_a_hedge_is_not_correct_and_scores_the_lower_of_its_two_calibrations() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from drill.core.types import Task
-from drill.envs.triage.text import content_terms
+from drill.envs.triage.text import content_terms, step_head
 
 DEFAULT_DATA_DIR = Path(__file__).parent / "data"
 CORPUS_FILES = ("articles.json", "tickets.json", "incidents.json", "tasks.json")
@@ -79,6 +79,12 @@ class TriageTask(Task):
     key_terms: list[str] = []
     """The gold resolution's content terms that few answers of the corpus use (`with_key_terms`): what sets this
     answer apart from another ticket's. Derived when the corpus loads; empty means every gold term counts."""
+    ruled_out_steps: list[int] = []
+    """An answerable escalation ticket's gold article steps, by index, that its gold forbids or says will not help
+    here (T-0219's gold "do not raise the limit" against the article's "If legitimate, raise the limit"): an answer
+    that orders one is wrong (`drill.envs.triage.rubric.orders_a_ruled_out_step`)."""
+    ruled_out: list[str] = []
+    """Those steps' heads (`step_head`: what the reader prompt shows of a step). Derived when the corpus loads."""
     foreign_terms: list[str] = []
     """Terms that name another ticket's specifics (`with_foreign_terms`): the key terms of the other tickets that
     share a gold article, which neither this ticket, its gold nor its gold articles use ("prometheus", "exporter" in
@@ -134,6 +140,11 @@ def _check_references(corpus: Corpus) -> None:
     for task in corpus.tasks:
         problems += [f"tasks.json {task.id}: unknown gold article {a!r}" for a in task.gold_article_ids
                      if a not in corpus.articles]
+        if task.ruled_out_steps and (not task.gold_article_ids or task.gold_article_ids[0] not in corpus.articles
+                                     or not all(0 <= i < len(corpus.articles[task.gold_article_ids[0]].resolution)
+                                                for i in task.ruled_out_steps)):
+            problems.append(f"tasks.json {task.id}: ruled_out_steps {task.ruled_out_steps} are not steps of its "
+                            "first gold article")
         if task.answerable != bool(task.gold_article_ids):
             problems.append(f"tasks.json {task.id}: answerable={task.answerable} but "
                             f"{len(task.gold_article_ids)} gold articles")
@@ -189,6 +200,18 @@ def with_foreign_terms(tasks: Sequence[TriageTask], articles: Mapping[str, Artic
     return tuple(out)
 
 
+def with_ruled_out(tasks: Sequence[TriageTask], articles: Mapping[str, Article]) -> tuple[TriageTask, ...]:
+    """The tasks with `ruled_out` set: the heads of their first gold article's `ruled_out_steps` (an index out of
+    range is left for `_check_references` to name)."""
+    out = []
+    for t in tasks:
+        steps = articles[t.gold_article_ids[0]].resolution if t.gold_article_ids and t.gold_article_ids[0] in articles \
+            else []
+        heads = [step_head(steps[i]) for i in t.ruled_out_steps if 0 <= i < len(steps)]
+        out.append(t.model_copy(update={"ruled_out": heads}) if heads else t)
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=8)
 def _load(resolved_dir: str) -> Corpus:
     folder = Path(resolved_dir)
@@ -198,7 +221,8 @@ def _load(resolved_dir: str) -> Corpus:
         articles=articles,
         tickets=_by_id(_read_records(folder / "tickets.json", Ticket), "tickets.json"),
         incidents=_by_id(_read_records(folder / "incidents.json", Incident), "incidents.json"),
-        tasks=with_foreign_terms(with_key_terms(_read_records(folder / "tasks.json", TriageTask)), articles),
+        tasks=with_ruled_out(with_foreign_terms(with_key_terms(_read_records(folder / "tasks.json", TriageTask)),
+                                                articles), articles),
     )
     _check_references(corpus)
     return corpus

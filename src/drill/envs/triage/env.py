@@ -26,6 +26,7 @@ from drill.core.tools import Tool
 from drill.core.types import Event, Observation, StepResult
 from drill.envs.triage.corpus import Article, Incident, Ticket, TriageTask
 from drill.envs.triage.search import Hit, knowledge_search
+from drill.envs.triage.text import step_head
 
 Mode = Literal["reader", "agent"]
 MODES: tuple[str, ...] = ("reader", "agent")
@@ -138,22 +139,6 @@ def ticket_from_observation(content: str) -> str:
     if start < 0 or end < start:
         raise ValueError("the observation holds no <ticket> block")
     return content[start + len(TICKET_OPEN):end].strip()
-
-
-_STEP_HEAD = re.compile(r":\s|`")
-_FIRST_CODE_SPAN = re.compile(r"[^`]*`[^`]*`")
-
-
-def step_head(step: str, max_words: int = 10) -> str:
-    """A resolution step without its command details: the text before the first colon or code span
-    (or up to the end of the first code span when that leaves fewer than three words), at most 10 words."""
-    head = _STEP_HEAD.split(step, maxsplit=1)[0]
-    if len(head.split()) < 3:
-        match = _FIRST_CODE_SPAN.match(step)
-        head = match.group(0) if match else step
-    if head.count("(") > head.count(")"):  # cut inside a parenthesis: drop the open part
-        head = head[:head.rfind("(")]
-    return " ".join(head.split()[:max_words]).strip(" ,;:.")
 
 
 def article_steps(article: Article) -> str:

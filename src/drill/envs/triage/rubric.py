@@ -311,7 +311,8 @@ def is_correct(sub: Submission, task: TriageTask) -> bool:
     if sub.escalate != task.should_escalate or not task.answerable:
         return False
     return (covers_gold(sub, task) and mostly_gold(sub, task) and not lists_another(sub, task)
-            and not negates_a_step(sub, task) and not names_another_ticket(sub, task) and not disguised(sub.resolution)
+            and not negates_a_step(sub, task) and not orders_a_ruled_out_step(sub, task)
+            and not names_another_ticket(sub, task) and not disguised(sub.resolution)
             and not other_script(sub.resolution))
 
 
@@ -965,6 +966,27 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
             else:
                 plain += 1
     return denied > 0 and denied >= plain
+
+
+def orders_a_ruled_out_step(sub: Submission, task: TriageTask) -> bool:
+    """The answer orders a step of the gold article that this ticket's gold forbids or says will not help
+    (`TriageTask.ruled_out`: "raise the limit" on a route leak, "roll back" when the database is down): some sentence
+    says the step (half its head's terms, at least two) and none that says it holds a denial of its own or a word of
+    `_WITHOUT` ("instead of ..."). The denials the step's head has itself ("If SSPR is not possible, ...") are the
+    step's. Until 2026-11-28 the gold article's steps copied with the right escalation were correct on 35 of the 36
+    answerable escalation tickets, 20 of whose golds forbid one of those steps (a ninth look, experiments/LOG.md)."""
+    for head in task.ruled_out:
+        head_terms = set(content_terms(head))
+        own = Counter(w for w in words(_denials_read(head)) if w in DENIALS)
+        saying = []
+        for sentence in _SEGMENT.split(_denials_read(sub.resolution)):
+            sentence = _aside_dropped(sentence, head_terms)
+            if len(set(content_terms(sentence)) & head_terms) >= max(2, len(head_terms) / 2):
+                denials = Counter(w for w in words(sentence) if w in DENIALS) - own
+                saying.append(bool(denials) or bool(set(words(sentence)) & _WITHOUT))
+        if saying and not any(saying):
+            return True
+    return False
 
 
 def succeeded(sub: Submission | None, task: TriageTask) -> bool:

@@ -81,3 +81,19 @@ class ContentTokenizer:
 
     def tokenize(self, text: str) -> list[str]:
         return content_terms(text)
+
+
+_STEP_HEAD = re.compile(r":\s|`")
+_FIRST_CODE_SPAN = re.compile(r"[^`]*`[^`]*`")
+
+
+def step_head(step: str, max_words: int = 10) -> str:
+    """A resolution step without its command details: the text before the first colon or code span
+    (or up to the end of the first code span when that leaves fewer than three words), at most 10 words."""
+    head = _STEP_HEAD.split(step, maxsplit=1)[0]
+    if len(head.split()) < 3:
+        match = _FIRST_CODE_SPAN.match(step)
+        head = match.group(0) if match else step
+    if head.count("(") > head.count(")"):  # cut inside a parenthesis: drop the open part
+        head = head[:head.rfind("(")]
+    return " ".join(head.split()[:max_words]).strip(" ,;:.")
