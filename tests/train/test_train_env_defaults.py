@@ -66,3 +66,13 @@ def test_the_run_prints_the_defaults_it_took(tmp_path: Path, monkeypatch: pytest
     line = next(line for line in result.output.splitlines() if "training defaults" in line)
     assert "-E k=1" in line and "--demos 2" in line and "--max-new-tokens" not in line
     assert seen[0].max_new_tokens == 64 and seen[0].env_options == {"k": 1} and seen[0].tool_listing == "compact"
+
+
+def test_chaosops_trains_oversight_beside_teammates_that_know_only_what_they_see() -> None:
+    """The oracle team's timing tells which incidents hide a rogue (it fixes an infrastructure incident at once), so
+    ChaosOps' defaults seat the heuristic in the roles the model does not play; `--scripted-policy` still wins."""
+    settings, taken = with_env_defaults("chaosops", {})
+    assert settings["roles"] == ["oversight"] and settings["scripted_policy"] == "heuristic"
+    assert "--scripted-policy heuristic" in taken
+    chosen, taken = with_env_defaults("chaosops", {"scripted_policy": "oracle"})
+    assert chosen["scripted_policy"] == "oracle" and not any(t.startswith("--scripted-policy") for t in taken)
