@@ -510,6 +510,93 @@ def test_an_amount_in_another_currency_or_unit_is_another_amount(
             assert judge(q, honest.format(n=number)).verdict == "correct", (q.id, honest)
 
 
+_HEDGES = [
+    # the hedge red team's shapes (all but "Is it X?" and "X?" correct on every answerable question they fit)
+    "{x} - no.", "Definitely no {x}", "ca. {x}", "Is it {x}", "Is it {x}?", "{x} /s", "{x} (pending)", "{x} (50/50)",
+    "{x}?",
+    # and more of their kinds: question marks behind marks or invisible characters, questions in word order only
+    "{x}?\u200b", "{x}? 🙂", "{x} ❓", "{x}? lol", "Would it be {x}", "Is that {x}",
+    # doubt in words, abbreviated, in other languages, in numbers, in marks
+    "maybe {x}", "{x} (unverified)", "{x} (guess)", "I think {x}?", "{x} or maybe not", "{x} ... or not",
+    "{x} (low confidence)", "{x} (confidence: low)", "{x} (60% sure)", "{x} (50-50)", "50/50: {x}", "50-50 {x}",
+    "{x} (coin flip)", "{x} (TBC)", "{x} (to be confirmed)", "{x} (provisional)", "{x} (ballpark)", "{x} (allegedly)",
+    "{x} (IMO)", "{x} (gut feeling)", "{x} (from memory)", "{x} (sorta)", "Errr {x}", "{x}, idk", "{x} lol",
+    "{x} jk", "{x} (j/k)", "{x} (/s)", "around {x}", "It's about {x}", "Ca. {x}", "c. {x}", "{x} (prob.)", "{x}ish",
+    "{x} (not sure)", "{x} (pas sûr)", "{x} (nicht sicher)", "{x} (no estoy seguro)", "{x} (不确定)",
+    "{x} 🤷\u200d♂️", "{x} ¯\\_(ツ)_/¯", "{x} 😅", "{x} :/", "{x} ❌",
+    # denial: "no" beside the value, or alone
+    "{x} — no.", "{x}—no", "{x}. No.", "{x}, no.", "No, {x}", "{x} (nah)", "{x}... NOT!",
+]
+
+
+@pytest.mark.parametrize("hedge", _HEDGES)
+def test_a_hedged_or_doubted_value_is_no_plain_answer(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], hedge: str) -> None:
+    """An outside red team on hedges (2026-11-28): 72 of its 208 hedge shapes ("X - no.", "Definitely no X", "ca. X",
+    "X (est.)", "X (pending)", "Is it X", "X /s", "X (50/50)", "X?" behind an invisible character, ...) were correct
+    like the plain value, so a policy could hedge at no cost. Of a battery of 228 such shapes around every answerable
+    question's gold, 138 were correct on some question (137,416 answers); these are wrong on all."""
+    questions, judge = answerable_and_judge
+    sample = questions[::9]
+    assert not [q.id for q in sample if judge(q, hedge.format(x=q.answer)).verdict != "wrong"]
+
+
+@pytest.mark.parametrize("honest", ["{x}", "It is {x}.", "{x}, no change since the first mail",
+                                    '{x} (the mail titled "any update?" says so)', "{x} (no later mail moved it)",
+                                    "When? {x}", "{x}? Yes, {x}."])
+def test_an_honest_answer_beside_words_a_hedge_uses_stays_right(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], honest: str) -> None:
+    """"50/50", "no" and a question mark are hedges only where they stand: alone, beside the value, or after it."""
+    questions, judge = answerable_and_judge
+    assert not [q.id for q in questions[::9] if judge(q, honest.format(x=q.answer)).verdict != "correct"]
+
+
+_LOOK_ALIKES = {
+    "room": ("Which room?", "Harbor Room", (), [
+        "Harbor Room (split 50/50)", "Harbor Room (California office)", "Harbor Room (booked by the CA team)",
+        "Harbor Room at the CA office", "Harbor Room (10 MB/s Wi-Fi)", "Harbor Room (Wi-Fi: 100 req/s)",
+        "Harbor Room (est. 1887)", "Harbor Room (low floor)", "Harbor Room (about 20 seats)",
+        "The mail about the move says Harbor Room", "Harbor Room (around the corner from the lobby)",
+        "Harbor Room (almost full)", "Harbor Room (100% sure)", "Harbor Room (confidence: high)",
+        "Harbor Room (no projector)", "Harbor Room, no projector", "No other room was free: Harbor Room",
+        "Harbor Room (Casa wing)", "https://rooms.example/harbor Harbor Room"]),
+    "date": ("When?", "March 14, 2024", ("March 14", "2024-03-14"), [
+        "March 14 at 3 PM EST", "March 14 (EST)", "March 14 at 10 a.m. Est.", "March 14 (no later than noon)"]),
+    "amount": ("How much?", "$48,500", (), ["$48,500 (no tax)", "$48,500, no tax"]),
+    "estimate": ("What is the estimated cost of the trip?", "$5,375", (), [
+        "$5,375 (est.)", "est. $5,375", "estimated $5,375"]),
+    "code": ("What flight?", "CL621", (), ["Flight no. CL621", "No. CL621", "CL621 (CA)"]),
+    "tavern": ("Where is the dinner?", "The Est. 1887 Tavern", (), ["Est. 1887 Tavern", "The Est. 1887 Tavern"]),
+    "split": ("How is the cost split?", "50/50", (), ["50/50", "It is split 50/50"]),
+}
+
+
+@pytest.mark.parametrize(("gold", "honest"), [(gold, answer) for gold, (*_, answers) in _LOOK_ALIKES.items()
+                                              for answer in answers])
+def test_an_honest_look_alike_of_a_hedge_stays_right(gold: str, honest: str) -> None:
+    """Abbreviations are read with their case and as whole tokens ("CA", "California", "EST", "Est. 1887", "MB/s",
+    "req/s", "invoice no." are none of "ca.", "est.", "/s", "no"), an estimate is no hedge where the question asks
+    for one, and "about", "around" or "almost" before something other than the value doubt nothing."""
+    question, answer, aliases, _ = _LOOK_ALIKES[gold]
+    kind = {"room": "place", "tavern": "place", "estimate": "amount", "split": "code"}.get(gold, gold)
+    task = InboxQuestion(id="x", inbox="u", question=question, asked_at="2024-04-01 00:00:00", answer=answer,
+                         aliases=aliases, kind=kind)
+    assert match_verdict(task, honest).verdict == "correct"
+
+
+@pytest.mark.parametrize("estimate", ["{x} (est.)", "est. {x}", "{x} (estimated)", "{x} (est)"])
+def test_an_estimate_is_a_hedge_unless_the_question_asks_for_one(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], estimate: str) -> None:
+    """"X (est.)" was correct on every answerable question (the hedge red team); "What is the estimated cost of ...?"
+    asks for an estimate, so there (130 answerable questions) it states the value, as the question's own words do."""
+    questions, judge = answerable_and_judge
+    asked = [q for q in questions if "estimated" in q.question]
+    assert len(asked) > 100
+    assert not [q.id for q in asked[::4] if judge(q, estimate.format(x=q.answer)).verdict != "correct"]
+    others = [q for q in questions if "estimated" not in q.question][::9]
+    assert not [q.id for q in others if judge(q, estimate.format(x=q.answer)).verdict != "wrong"]
+
+
 class _Probe:
     """Plays `driver`'s actions and records what the reader would have called at every state it reaches."""
 

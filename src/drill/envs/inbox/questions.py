@@ -16,8 +16,9 @@ A question file holds one JSON object per line::
   value of the question's kind and no other value of that kind, whatever separates them ("Harbor Room Granite
   Room", "HarborRoomGraniteRoom" and "August 19 20" are lists; "$1,740" is "1740 dollars", "17400" is not), is no
   more than `MAX_EXTRA_WORDS` words longer than the gold, and does not hedge (`is_hedged`: "X, or maybe Y",
-  "X, not sure" — wrong whichever judge is used). The judge knows the inbox's values of each kind (every gold
-  answer and alias of the question file: its `lexicon`), so that lower-case or glued names count as candidates;
+  "X, not sure", "Is it X", "X (pending)", "X - no." — wrong whichever judge is used). The judge knows the inbox's
+  values of each kind (every gold answer and alias of the question file: its `lexicon`), so that lower-case or glued
+  names count as candidates;
 * `openai:MODEL`: a judge model behind an OpenAI-compatible server says CORRECT or INCORRECT; its reply
   is kept in the episode's `answered` event.
 """
@@ -228,7 +229,9 @@ class Verdict:
 def is_hedged(question: InboxQuestion, answer: str) -> bool:
     """The answer hedges: a hedge word ("or", "maybe", "probably", "not sure", ...) that neither the gold nor the
     question uses, a closing question mark, or an abstention beside a value. Any judge marks a hedge wrong: "X, or
-    maybe Y" is a guess, even when X is right."""
+    maybe Y" is a guess, even when X is right. Abbreviated doubt ("ca. X", "X (est.)", "X /s") is read written out
+    (`_ABBREVIATIONS`)."""
+    answer = _unabbreviated(question, answer)
     return (hedged(answer, question.answer or "", *question.aliases, question.question)
             or _asks(answer, question) or (not is_abstention(answer) and _abstains_beside(answer))
             or _takes_back(question, answer))
@@ -238,23 +241,66 @@ _TAKING_BACK = frozenset({"wrong", "incorrect", "false", "untrue", "mistaken", "
                           "jk", "doubt", "doubtful", "hunch", "circa", "hmm", "hm", "um", "uh", "erm", "ish", "tbd",
                           "speculative", "speculation", "unclear", "ambiguous", "afaik", "iirc", "ruled out",
                           "if memory serves", "to my knowledge", "as far as i can tell", "as far as i know",
-                          "could be wrong"})
+                          "could be wrong"}) | frozenset("""estimate estimated guesstimate ballpark eyeballed pending
+tbc tba provisional provisionally preliminary verify verification unchecked allegedly reportedly purportedly
+ostensibly seemingly rumor rumour rumored rumoured hearsay placeholder iffy dubious questionable sketchy shaky
+unreliable somewhat kinda sorta prolly idk dunno nah meh eh err errr uhh umm hmmm imo imho fwiw ymmv joke joking
+sarc sarcasm sarcastic lol lmao rofl haha hehe odds""".split()) | frozenset({
+    "rough estimate", "pending confirmation", "needs confirmation", "awaiting confirmation", "to be confirmed",
+    "to be determined", "subject to change", "to verify", "needs verification", "to be verified", "to be checked",
+    "needs checking", "double check", "in doubt", "may be wrong", "probably wrong", "correct me if i m wrong",
+    "if i m wrong", "no idea", "no clue", "who knows", "beats me", "coin flip", "coin toss", "toss up",
+    "fingers crossed", "if i had to bet", "my bet", "if i remember right", "if i remember correctly",
+    "if i recall correctly", "from memory", "off top of my head", "gut feeling", "wild stab", "stab in dark",
+    "shot in dark", "grain of salt", "low certainty", "confidence low", "certainty low",
+    "in all likelihood"}) | frozenset({
+    # ... and in other languages ("X (pas sûr)", "X (nicht sicher)", "X (no estoy seguro)")
+    "pas sûr", "pas sûre", "je ne suis pas sûr", "je ne suis pas sûre", "pas certain", "pas certaine", "peut être",
+    "peut être pas", "probablement", "incertain", "incertaine", "nicht sicher", "nicht ganz sicher", "unsicher",
+    "vielleicht", "wahrscheinlich", "vermutlich", "keine ahnung", "no estoy seguro", "no estoy segura", "no seguro",
+    "no segura", "no sé", "quizás", "quizá", "tal vez", "probablemente", "non sono sicuro", "non sono sicura",
+    "incerto", "incerta", "forse", "probabilmente", "não tenho certeza", "não sei", "talvez", "provavelmente",
+    "niet zeker", "weet niet", "weet het niet", "misschien", "waarschijnlijk", "не уверен", "не уверена",
+    "может быть", "наверное", "возможно", "не знаю", "不确定", "不知道", "可能", "也许", "大概", "たぶん", "多分",
+    "おそらく", "わからない", "分からない", "아마", "모르겠어요", "모르겠다", "emin değilim", "belki",
+    "nie jestem pewien", "nie jestem pewna", "chyba", "ربما", "אולי", "शायद"})
 _DENYING_BEFORE = ("anything but", "all but", "everything but", "other than", "instead of", "rather than", "except",
-                   "excluding")
-_DOUBT_MARKS = ("~", "≈", "🤷", "🤔", "ツ", "<del>", "<s>", "<strike>", "\u0336")
+                   "excluding", "around", "in region of", "on order of", "close to", "50 50", "fifty fifty")
+_RIGHT_BEFORE = ("no", "about", "abt", "nearly", "almost")
+_TAKING_BACK_ALONE = ("no", "not", "50 50", "fifty fifty", "low", "medium", "moderate", "draft", "disputed",
+                      "contested", "gut", "temporary", "unofficial")
+_DOUBT_MARKS = ("~", "≈", "🤷", "🤔", "ツ", "<del>", "<s>", "<strike>", "\u0336", "±", "+/-", "✗", "✘", "❌", "👎",
+                "🙅", "😅", "😂", "🙃", "😬", "🤞", "🎲", "😕", "🤨", "🫤", "😶", "🙈", "😜", "😉", "🤡", "🤥", "🙄",
+                "🫣", "🥴")
 """Words and phrases, and marks, that deny the value they stand beside ("X is wrong", "~~X~~") or doubt it ("~X",
-"circa X", "X (hunch)", "Hmm, X", "X 🤷"), beyond core's `HEDGE_WORDS` and `NEGATIONS`; `_DENYING_BEFORE` deny a value
-they come before ("Anything but X", "Other than X"), not one before them ("X instead of the usual room")."""
-_BARE = frozenset({"is", "it", "that", "s", "this", "was", "just", "so", "totally", "definitely", "very", "all", "my"})
+"circa X", "X (hunch)", "Hmm, X", "X 🤷"), beyond core's `HEDGE_WORDS` and `NEGATIONS` (as `normalize_answer` writes
+them: "off the top of my head" is "off top of my head"); `_DENYING_BEFORE` deny or doubt a value they come before
+("Anything but X", "Other than X", "Around X"), not one before them ("X instead of the usual room"), `_RIGHT_BEFORE`
+only right before it ("Definitely no X", "It's about X"; not "invoice no 123" or "the mail about it says X"), and
+`_TAKING_BACK_ALONE` only in a sentence or bracket of their own ("X - no.", "X (50/50)", "Confidence: low"; not "split
+50/50", "no projector", "the low-ceiling room"), or "no" closing the value's own ("X—no", "X, no").
+
+An outside red team on hedges (2026-11-28) found 72 of its 208 hedge shapes correct like the plain value ("X - no.",
+"Definitely no X", "ca. X", "X (est.)", "X (pending)", "Is it X", "X /s", "X (50/50)", "X?" variants): a policy could
+hedge at no cost. A battery of 228 shapes around the gold of all 1,037 answerable questions (those they named, "X (pas
+sûr)", "X (nicht sicher)", "X, idk", "X lol", "X 😅", "X (TBC)", "X (60% sure)", ...) found 138 shapes correct on some
+question, 137,416 of 236,436 answers, most on every question; now 7 shapes, 911 answers: the "est."/"estimated" shapes
+on the 130 questions that ask for an estimated cost (the question's own word, so no hedge there) and "HMH6PM est."
+(a code that ends like a clock time, whose "est." reads as a time zone). Word lists close only the shapes they name:
+of 66 further shapes written afterwards and not added here ("X (hard to say)", "X (vague)", "X *shrugs*", "X
+[citation needed]", "X (WIP)"), 48 were still correct on some of every fifth question, as before."""
+_BARE = frozenset({"is", "it", "that", "s", "this", "was", "just", "so", "totally", "definitely", "very", "all", "my",
+                   "certainly", "absolutely", "surely", "really", "actually", "honestly", "obviously", "clearly", "i",
+                   "m", "am", "je", "ne", "suis", "ich", "bin", "pls", "please", "sure", "confident", "certain"})
 
 
 def _takes_back(question: InboxQuestion, answer: str) -> bool:
     """The answer denies or doubts the value it states, in words core's judge does not read as a negation or a hedge
-    (`_TAKING_BACK`, `_DENYING_BEFORE`, `_DOUBT_MARKS`) and the gold and the question do not use: in the sentence or
-    bracket that states a form of the gold, or in one that says nothing else ("X (wrong)"). "X is wrong", "Anything
-    but X", "~~X~~", "~X", "circa X" and "X (hunch)" were correct on every answerable question (eighth red team),
-    where "not X" and "maybe X" were wrong. A sentence beside the value that says something else ("X. The first
-    mail had the wrong room.") takes nothing back."""
+    (`_TAKING_BACK`, `_DENYING_BEFORE`, `_RIGHT_BEFORE`, `_TAKING_BACK_ALONE`, `_DOUBT_MARKS`) and the gold and the
+    question do not use: in the sentence or bracket that states a form of the gold, or in one that says nothing else
+    ("X (wrong)"). "X is wrong", "Anything but X", "~~X~~", "~X", "circa X" and "X (hunch)" were correct on every
+    answerable question (eighth red team), where "not X" and "maybe X" were wrong. A sentence beside the value that
+    says something else ("X. The first mail had the wrong room.") takes nothing back."""
     explained = [(question.answer or ""), *question.aliases, question.question]
     if any(mark in answer and not any(mark in text for text in explained) for mark in _DOUBT_MARKS):
         return True
@@ -263,29 +309,102 @@ def _takes_back(question: InboxQuestion, answer: str) -> bool:
     for piece in _PIECE_BREAK.split(answer):
         said = normalize_answer(piece)
         text = f" {' '.join(said)} "
-        found = [p for p in (*_TAKING_BACK, *_DENYING_BEFORE) if f" {p} " in text and f" {p} " not in known]
+        found = [p for p in (*_TAKING_BACK, *_DENYING_BEFORE, *_RIGHT_BEFORE, *_TAKING_BACK_ALONE)
+                 if f" {p} " in text and f" {p} " not in known]
         if not found:
             continue
-        at = min((i for form in forms for i in range(len(said)) if said[i:i + len(form)] == form), default=None)
+        at, end = _stated(said, forms)
         before = f" {' '.join(said[:at])} " if at is not None else ""
-        if at is not None and any(p in _TAKING_BACK or f" {p} " in before for p in found):
+        if at is not None and any(p in _TAKING_BACK or (p in _DENYING_BEFORE and f" {p} " in before) for p in found):
             return True
+        right_before = {w for p in found if p in _RIGHT_BEFORE for w in p.split()}
+        if at is not None and (right_before & set(said[:at]) and set(said[:at]) <= _BARE | right_before
+                               or "no" in found and "no" in said[end:] and set(said[end:]) <= _BARE | {"no"}):
+            return True  # "Definitely no X", "It's about X", "X—no"; not "Invoice no 123"
         if set(said) <= _BARE | {w for p in found for w in p.split()}:
             return True
     return False
 
 
-_QUESTION_MARKS = str.maketrans({"？": "?", "¿": "?", "‽": "?", "⁇": "?", "⁈": "?", "⁉": "?", "﹖": "?", "؟": "?"})
-_CLOSING = " \t\r\n.!)]}>\"'*_`»”’"
+def _stated(said: list[str], forms: list[list[str]]) -> tuple[int | None, int]:
+    """Where the first statement of a form of the gold (`normalize_answer`'s words) in `said` starts, and where the
+    last ends; (None, 0) if none."""
+    spans = [(i, i + len(form)) for form in forms for i in range(len(said)) if said[i:i + len(form)] == form]
+    return (min(i for i, _ in spans), max(end for _, end in spans)) if spans else (None, 0)
+
+
+_ABBREVIATIONS = (
+    (re.compile(r"(?<![\w.'’@/-])(?:[Cc]a|c|[Cc]irc)\.(?=\s*[^\s.])|(?<![\w.'’@/-])ca(?=\s*[$€£\dA-Z])"), "circa"),
+    (re.compile(r"(?<![\w.'’@/-])(?<![aApP][mM] )(?<![aApP]\.[mM]\. )[Ee]st(?:im)?\.(?!\w)|(?<=\()[Ee]st(?=\))"),
+     "estimated"),
+    (re.compile(r"(?<![\w.'’@/-])[Aa]ppr\.(?!\w)"), "approximately"),
+    (re.compile(r"(?<![\w.'’@/-])[Pp]rob\.(?!\w)"), "probably"),
+    (re.compile(r"(?<![\w.'’@/-])[Pp]oss\.(?!\w)"), "possibly"),
+    (re.compile(r"(?<![^\s(\[])(?:/[sSjJ]|/sarcasm|/srs|[jJ]/[kK])(?![\w/])"), " sarcasm "),
+    (re.compile(r"(?<![^\s(\[])(?:[:;]-?[/\\|]|[oO]_[oO]|-_-)(?![^\s)\]])"), " hmm "),
+    (re.compile(r"\b(?:[1-9]?\d(?:\.\d+)?\s*%|0?\.\d+)\s*(?:sure|confident|certain|certainty|confidence|likely)\b"
+                r"|\b(?:p|confidence|certainty|conf)\s*[:=]?\s*(?:0?\.\d+|[1-9]?\d(?:\.\d+)?\s*%)"
+                r"|(?<=\()\s*[1-9]?\d(?:\.\d+)?\s*%\s*(?=\))", re.IGNORECASE),
+     " unsure "),
+    (re.compile(r"(?<=\d)-?ish\b"), " ish"),
+    (re.compile(r"\b(?:[Nn]o|NO)\.\s*(?=#|[\w-]*\d)"), " number "),
+)
+"""Abbreviations of doubt, written out for the hedge checks, each where the gold and the question do not use it:
+"ca. X", "c. X", "X (est.)", "prob. X", "X /s", "X j/k", "$2,400ish". A token only, and with its case: "Africa.",
+"Forest.", "a CA certificate", "3 PM EST", "MB/s", "req/s" and "C. Okafor" are none. "No." before a number is
+"number" ("invoice no. 123"), not a denial."""
+
+
+def _unabbreviated(question: InboxQuestion, answer: str) -> str:
+    """`answer` with each of `_ABBREVIATIONS` written out (a gold form glued to "ish" too: "Cedar Roomish")."""
+    explained = [question.answer or "", *question.aliases, question.question]
+    for pattern, written in _ABBREVIATIONS:
+        if not any(pattern.search(text) or pattern.search(text.lower()) for text in explained):
+            answer = pattern.sub(written, answer)
+    for form in (question.answer or "", *question.aliases):
+        if form and not form.lower().endswith("ish"):
+            answer = re.sub(re.escape(form) + r"-?ish\b", lambda m: m.group()[:len(form)] + " ish", answer,
+                            flags=re.IGNORECASE)
+    return answer
+
+
+_QUESTION_MARKS = str.maketrans({"？": "?", "¿": "?", "‽": "?", "⁇": "?", "⁈": "?", "⁉": "?", "﹖": "?", "؟": "?",
+                                 "❓": "?", "❔": "?"})
+_QUOTES = "\"'»”’"
+_SENTENCE_ENDS = re.compile(rf"(?<=[?!;\n])(?![?!;\n{_QUOTES}])|(?<=\.)(?=\s)")
+_ASKING = frozenset({"is", "was", "would", "could", "can", "might", "may", "will", "should", "shall", "isn", "wasn",
+                     "wouldn", "couldn"})
 
 
 def _asks(answer: str, question: InboxQuestion) -> bool:
-    """The answer ends with a question mark behind closing punctuation or in another script ("X?!", "X (?)", "X？",
-    "X‽"), which the gold does not: a guess like "X?" (those four were correct on all 1,037 answerable questions, red
-    team 2026-11-28). A question echoed before the answer ("When is the QBR? April 29") asks nothing."""
-    closes = [text.translate(_QUESTION_MARKS).rstrip(_CLOSING).endswith("?")
-              for text in (answer, question.answer or "", *question.aliases)]
-    return closes[0] and not any(closes[1:])
+    """The answer ends with a question mark behind closing punctuation, marks or invisible characters, or in another
+    script ("X?!", "X (?)", "X？", "X‽", "X? 🙂", "X ❓", "X?" and a zero-width space), which the gold does not: a guess
+    like "X?" (the first four were correct on all 1,037 answerable questions, red team 2026-11-28; the last three, "X?
+    lol", "Is it X" and "Would it be X" until the hedge red team of the same day). So does an answer whose every
+    sentence that states the gold is a question ("X? lol", "X? Sure.") or opens like one ("Is it X", "Would it be X").
+    A question echoed before the answer ("When is the QBR? April 29") asks nothing, nor does a question mark inside
+    quotes ('X (the mail "any update?" says so)')."""
+    closes = [_closing(text).endswith("?") for text in (answer, question.answer or "", *question.aliases)]
+    if any(closes[1:]):
+        return False
+    if closes[0]:
+        return True
+    forms = [normalize_answer(form) for form in (question.answer or "", *question.aliases) if form]
+    stating = [(sentence, said) for sentence in _SENTENCE_ENDS.split(answer)
+               if _stated(said := normalize_answer(sentence), forms)[0] is not None]
+    return bool(stating) and all(_closing(sentence).endswith("?") or (said[0] in _ASKING and said[1:2] in
+                                                                        (["it"], ["that"], ["this"]))
+                                 for sentence, said in stating)
+
+
+def _closing(text: str) -> str:
+    """`text` in one question mark's script, without what may close a sentence after it: punctuation, brackets,
+    quotes, marks, emoji, invisible characters (any character but a letter, a digit or a question mark)."""
+    text = text.translate(_QUESTION_MARKS)
+    end = len(text)
+    while end and not text[end - 1].isalnum() and text[end - 1] != "?":
+        end -= 1
+    return text[:end]
 
 
 _PIECE_BREAK = re.compile(r"[.!?;:\n()\[\]]+|\s[-–—]+\s")

@@ -974,7 +974,7 @@ def orders_a_ruled_out_step(sub: Submission, task: TriageTask) -> bool:
     says the step (half its head's terms, at least two) and none that says it holds a denial of its own or a word of
     `_WITHOUT` ("instead of ..."). The denials the step's head has itself ("If SSPR is not possible, ...") are the
     step's. Until 2026-11-28 the gold article's steps copied with the right escalation were correct on 35 of the 36
-    answerable escalation tickets, 20 of whose golds forbid one of those steps (a ninth look, experiments/LOG.md)."""
+    answerable escalation tickets, 20 of whose golds hold a denial (experiments/LOG.md, 2026-11-28)."""
     for head in task.ruled_out:
         head_terms = set(content_terms(head))
         own = Counter(w for w in words(_denials_read(head)) if w in DENIALS)
