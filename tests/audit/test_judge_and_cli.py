@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from drill.audit.judge import judge_audit
+from drill.audit.judge import HEDGED, judge_audit
 from drill.audit.training import audit_training_step
 from drill.cli import app
 from drill.core.judge import claims
@@ -176,3 +176,25 @@ def test_a_judge_that_reads_past_a_negation_a_year_or_a_weekday_is_caught(questi
         "lenient: negated", "lenient: another year", "lenient: a wrong weekday"}
     _, shipped = judge_audit(answerable, match_verdict, match_verdict, "match")
     assert not shipped
+
+
+HEDGE_SHAPES = (r" - no\.$", r"^Definitely no ", r"^ca\. ", r" \(pending\)$", r"^Is it ", r" /s$", r" \(50/50\)$",
+                "\\? \U0001f642$", r" \(pas sûr\)$", r", idk$")
+
+
+def test_a_judge_that_reads_past_the_red_teams_hedges_is_caught(questions: list[Any]) -> None:
+    """The hedge red team's holes (2026-11-28) put back: a judge that reads "X - no.", "Definitely no X", "ca. X", "X
+    (pending)", "Is it X", "X /s", "X (50/50)", "X? 🙂", "X (pas sûr)" and "X, idk" as X. The audit names each shape;
+    the shipped judge accepts none."""
+    def hedge_blind(question: Any, answer: str) -> Any:
+        for shape in HEDGE_SHAPES:
+            answer = re.sub(shape, "", answer)
+        return match_verdict(question, answer)
+
+    answerable = [q for q in questions if q.answer is not None]
+    _, findings = judge_audit(answerable, hedge_blind, match_verdict, "hedge-blind")
+    assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} == {
+        f"hedge-blind: {kind}" for kind in HEDGED}
+    _, shipped = judge_audit(answerable, match_verdict, match_verdict, "match")
+    assert not shipped
+

@@ -19,11 +19,16 @@ from typing import Any
 from drill.audit.search import Finding
 from drill.core.judge import claims
 
-__all__ = ["ABSTAINING", "ADVERSARIAL", "adversarial_answers", "judge_audit"]
+__all__ = ["ABSTAINING", "ADVERSARIAL", "HEDGED", "adversarial_answers", "judge_audit"]
 
+HEDGED = ("taken back", "definitely no", "circa", "pending", "asked", "sarcasm", "coin flip", "guess behind a mark",
+          "doubt in French", "shrugged")
+"""Hedge shapes of an outside red team (2026-11-28: "X - no.", "Definitely no X", "ca. X", "X (pending)", "Is it X",
+"X /s", "X (50/50)", "X? 🙂", "X (pas sûr)", "X, idk"), each judged correct like the plain value X on every answerable
+question until then (`drill.envs.inbox.questions.is_hedged`)."""
 ADVERSARIAL = ("list of candidates", "hedge", "hedge, gold second", "with a doubt", "question repeated",
                "question with the gold", "the year alone", "the weekday alone", "negated", "another year",
-               "a wrong weekday")
+               "a wrong weekday", *HEDGED)
 """The kinds of adversarial answer; each must not be judged correct."""
 
 
@@ -69,6 +74,9 @@ def adversarial_answers(question: Any, others: Sequence[str]) -> dict[str, str]:
         # a date in the year before (the alias without a year once matched any year), and on the wrong weekday
         **({"another year": gold.replace(year.group(), str(int(year.group()) - 1))} if year else {}),
         **({"a wrong weekday": f"{wrong}, {gold}"} if (wrong := _weekday(gold, question.kind, 1)) else {}),
+        **dict(zip(HEDGED, (f"{gold} - no.", f"Definitely no {gold}", f"ca. {gold}", f"{gold} (pending)",
+                            f"Is it {gold}", f"{gold} /s", f"{gold} (50/50)", f"{gold}? \U0001f642", f"{gold} (pas sûr)",
+                            f"{gold}, idk"))),
     }
 
 
