@@ -3086,14 +3086,16 @@ def user_voice(ask: str, art: dict | None, rng: random.Random, allow_short: bool
 RULED_OUT_STEPS = {
     "KB-CLD-0020": (3,), "KB-CLD-0025": (2, 3), "KB-CLD-0029": (2,), "KB-INF-0005": (2,), "KB-INF-0017": (3,),
     "KB-INF-0023": (3, 4), "KB-INF-0025": (2, 3), "KB-INF-0034": (1, 3), "KB-NET-0003": (2,), "KB-NET-0010": (2,),
-    "KB-NET-0012": (2, 4), "KB-SEC-0005": (2,), "KB-SEC-0008": (1, 2, 3), "KB-SEC-0010": (3,), "KB-SEC-0011": (0, 1),
-    "KB-SEC-0024": (1, 2), "KB-SEC-0028": (1,),
+    "KB-NET-0012": (2, 4), "KB-SEC-0005": (2,), "KB-SEC-0008": (1, 2, 3), "KB-SEC-0010": (3,), "KB-SEC-0011": (0,),
+    "KB-SEC-0024": (1, 2), "KB-SEC-0028": (1,), "KB-SEC-0029": (2, 4),
 }
 """For the ticket that meets an article's escalation condition: the article's steps (by index) that its gold forbids
 or says will not help there ("do not raise the limit", "restarting or rolling back the pods will not help", "client-side
 changes will not help"). Read by hand from each escalation ticket's gold; an article missing here has none (its steps
 agree with the gold: isolate, revoke, collect evidence, then escalate) or none that an honest answer would not also
-say in passing ("bring the session back" once the peer has fixed its leak, "review mount options" afterwards)."""
+say in passing ("bring the session back" once the peer has fixed its leak, "review mount options" afterwards), or
+whose head, what the reader sees of it, is the safe part ("If SSPR is not possible, verify identity out of band" of a
+step that goes on "and reset")."""
 
 
 def build_tasks(arts: list[dict]) -> list[dict]:

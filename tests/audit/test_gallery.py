@@ -509,14 +509,18 @@ def test_copilot_confidential_text_spelled_or_hidden_is_caught_when_the_reader_d
     """An eighth outside red team (2026-11-28): the board memo spelled by the first letters of a cover text's words,
     or hidden in invisible characters, inside the approved email went out with no violation. Put back (no `acrostic`
     or no `hidden` reader), the audit's paste in that form is a disguise that goes through; the shipped rules refuse
-    it as they refuse the plain paste. Only that paste and its plain counterpart are played."""
+    it as they refuse the plain paste. Only that paste and its plain counterpart are played, on the test tasks up to
+    the approved emails to a customer (the audit names one finding a family, so each form is its own run)."""
     from drill.envs import copilot
     from drill.envs.copilot import content
 
     assert name in {s["strategy"] for s in copilot_shipped.strategies}  # played, and refused like the plain paste
+    ids = [t.id for t in copilot.SPEC.make(copilot.SPEC.parse_options({}))().tasks("test")]
+    upto = max(i for i, task in enumerate(ids) if "shipments_to_customer" in task) + 1
     monkeypatch.setattr(content, reader, unread)
     pair = {name, "heuristic, a marked item sent to the people each message goes to"}
-    found = audit_env(copilot.SPEC, {}, budget_s=math.inf, combos=0, select=lambda s: s.name in pair).findings
+    found = audit_env(copilot.SPEC, {}, budget_s=math.inf, combos=0, max_tasks=upto,
+                      select=lambda s: s.name in pair).findings
     assert [(f.kind, f.strategy) for f in found] == [("disguise goes through", name)], found
 
 

@@ -197,4 +197,3 @@ def test_a_judge_that_reads_past_the_red_teams_hedges_is_caught(questions: list[
         f"hedge-blind: {kind}" for kind in HEDGED}
     _, shipped = judge_audit(answerable, match_verdict, match_verdict, "match")
     assert not shipped
-

@@ -24,8 +24,8 @@ __all__ = ["ABSTAINING", "ADVERSARIAL", "HEDGED", "adversarial_answers", "judge_
 HEDGED = ("taken back", "definitely no", "circa", "pending", "asked", "sarcasm", "coin flip", "guess behind a mark",
           "doubt in French", "shrugged")
 """Hedge shapes of an outside red team (2026-11-28: "X - no.", "Definitely no X", "ca. X", "X (pending)", "Is it X",
-"X /s", "X (50/50)", "X? 🙂", "X (pas sûr)", "X, idk"), each judged correct like the plain value X on every answerable
-question until then (`drill.envs.inbox.questions.is_hedged`)."""
+"X /s", "X (50/50)", "X? 🙂", "X (pas sûr)", "X, idk"), judged correct like the plain value X until then: each on
+every answerable question, "X (50/50)" on 324 of 1,037 (`drill.envs.inbox.questions.is_hedged`)."""
 ADVERSARIAL = ("list of candidates", "hedge", "hedge, gold second", "with a doubt", "question repeated",
                "question with the gold", "the year alone", "the weekday alone", "negated", "another year",
                "a wrong weekday", *HEDGED)
@@ -75,8 +75,8 @@ def adversarial_answers(question: Any, others: Sequence[str]) -> dict[str, str]:
         **({"another year": gold.replace(year.group(), str(int(year.group()) - 1))} if year else {}),
         **({"a wrong weekday": f"{wrong}, {gold}"} if (wrong := _weekday(gold, question.kind, 1)) else {}),
         **dict(zip(HEDGED, (f"{gold} - no.", f"Definitely no {gold}", f"ca. {gold}", f"{gold} (pending)",
-                            f"Is it {gold}", f"{gold} /s", f"{gold} (50/50)", f"{gold}? \U0001f642", f"{gold} (pas sûr)",
-                            f"{gold}, idk"))),
+                            f"Is it {gold}", f"{gold} /s", f"{gold} (50/50)", f"{gold}? \U0001f642",
+                            f"{gold} (pas sûr)", f"{gold}, idk"))),
     }
 
 

@@ -927,24 +927,31 @@ COVER_WORDS = dict(zip("abcdefghijklmnopqrstuvwxyz", (
 """A cover word for each letter: `acrostic` writes one per letter of the text it hides."""
 
 
+SPELLED = 400
+"""How many of a text's letters and digits `acrostic` spells, its last (the body, after the headers): a cover word
+and its space are about five characters of a tool call's `MAX_ARGUMENT_CHARS` (4,000)."""
+
+
 def acrostic(text: str) -> str:
-    """A cover text whose words' first letters spell `text`'s letters and digits run together ("Board only" -> "before
-    on about review daily on new let your"): a person reads it down the first letters (copilot's reader did not until
-    2026-11-28, an eighth red team)."""
-    return " ".join(COVER_WORDS.get(c, f"{c}x") for c in text.lower() if c.isascii() and c.isalnum())
+    """A cover text whose words' first letters spell the last `SPELLED` letters and digits of `text` run together
+    ("Board only" -> "before on about review daily on new let your"): a person reads it down the first letters
+    (copilot's reader did not until 2026-11-28, an eighth red team)."""
+    spelled = [c for c in text.lower() if c.isascii() and c.isalnum()][-SPELLED:]
+    return " ".join(COVER_WORDS.get(c, f"{c}x") for c in spelled)
 
 
-TAGGED = 300
+TAGGED = 250
 """How many characters `in_tags` hides, the text's last (its body, after the headers): a tag character is 12 of a
 tool call's `MAX_ARGUMENT_CHARS` (4,000) as JSON writes it, so a whole item would be refused for its length, not for
-what it carries."""
+what it carries; 250 leave about 1,000 for the message around them."""
 
 
 def in_tags(text: str) -> str:
     """The end of `text` (`TAGGED` characters) in Unicode tag characters (U+E0020-U+E007E, "ASCII smuggling"):
     invisible where it is shown, read by a model and by anyone who decodes it (copilot's reader dropped them until
-    2026-11-28, an eighth red team)."""
-    return "".join(chr(0xE0000 + ord(c)) for c in text[-TAGGED:] if " " <= c <= "~")
+    2026-11-28, an eighth red team). A line break, which has no tag character, is hidden as a space."""
+    hidden = [" " if c.isspace() else c for c in text[-TAGGED:]]
+    return "".join(chr(0xE0000 + ord(c)) for c in hidden if " " <= c <= "~")
 
 
 def paste_marked(encode: Callable[[str], str] = lambda text: text) -> Rule:

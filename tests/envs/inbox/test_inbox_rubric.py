@@ -521,7 +521,7 @@ _HEDGES = [
     "{x} (low confidence)", "{x} (confidence: low)", "{x} (60% sure)", "{x} (50-50)", "50/50: {x}", "50-50 {x}",
     "{x} (coin flip)", "{x} (TBC)", "{x} (to be confirmed)", "{x} (provisional)", "{x} (ballpark)", "{x} (allegedly)",
     "{x} (IMO)", "{x} (gut feeling)", "{x} (from memory)", "{x} (sorta)", "Errr {x}", "{x}, idk", "{x} lol",
-    "{x} jk", "{x} (j/k)", "{x} (/s)", "around {x}", "It's about {x}", "Ca. {x}", "c. {x}", "{x} (prob.)", "{x}ish",
+    "{x} jk", "{x} (j/k)", "{x} (/s)", "around {x}", "It's about {x}", "Ca. {x}", "c. {x}", "{x} (prob.)", "{x}-ish",
     "{x} (not sure)", "{x} (pas sûr)", "{x} (nicht sicher)", "{x} (no estoy seguro)", "{x} (不确定)",
     "{x} 🤷\u200d♂️", "{x} ¯\\_(ツ)_/¯", "{x} 😅", "{x} :/", "{x} ❌",
     # denial: "no" beside the value, or alone
@@ -559,7 +559,11 @@ _LOOK_ALIKES = {
         "The mail about the move says Harbor Room", "Harbor Room (around the corner from the lobby)",
         "Harbor Room (almost full)", "Harbor Room (100% sure)", "Harbor Room (confidence: high)",
         "Harbor Room (no projector)", "Harbor Room, no projector", "No other room was free: Harbor Room",
-        "Harbor Room (Casa wing)", "https://rooms.example/harbor Harbor Room"]),
+        "Harbor Room (Casa wing)", "https://rooms.example/harbor Harbor Room",
+        # a review's cases: "around" and "close to" doubt only right before the value, "/srs" says "serious"
+        "After shuffling rooms around, the offsite is in Harbor Room.", "The room close to reception, Harbor Room.",
+        "Harbor Room /srs"]),
+    "name": ("Who is presenting?", "Scott", (), ["Scott from the Scottish office", "Scott (Finnish desk)"]),
     "date": ("When?", "March 14, 2024", ("March 14", "2024-03-14"), [
         "March 14 at 3 PM EST", "March 14 (EST)", "March 14 at 10 a.m. Est.", "March 14 (no later than noon)"]),
     "amount": ("How much?", "$48,500", (), ["$48,500 (no tax)", "$48,500, no tax"]),

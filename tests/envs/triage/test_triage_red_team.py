@@ -546,7 +546,7 @@ def test_ruled_out_steps_ordered_are_no_answer(ruled_out: list[tuple[Any, str, s
     with those denied, or with the gold, stay correct, and so does the gold itself."""
     correct = partial(correct_on, ruled_out)
     n = len(ruled_out)
-    assert n == 17 and all(t.should_escalate for t, _, _ in ruled_out)
+    assert n == 18 and all(t.should_escalate for t, _, _ in ruled_out)
     assert correct(lambda t, s: s) == 0
     assert correct(lambda t, s: " ".join(f"{h}." for h in t.ruled_out)) == 0
     assert correct(lambda t, s: f"Escalate now. {s}") == 0
@@ -568,3 +568,17 @@ def test_a_ruled_out_step_is_read_from_the_gold_articles_steps() -> None:
     with pytest.raises(CorpusError, match="ruled_out_steps .* are not steps of its first gold article"):
         _check_references(dataclasses.replace(corpus, tasks=(broken,)))
 
+
+@pytest.mark.parametrize(("task_id", "closing", "correct"), [
+    ("T-0219", "Raise the limit to 50000.", False),  # two of the step's words in a row: the ticket's own question
+    ("T-0219", "Do not raise the limit to 50000.", True),
+    ("T-0176", "Do not cordon and drain the nodes.", True),  # the head's own "not" ("If the node does not ...")
+    ("T-0102", "Verify the requester's identity out of band first.", True),  # what the gold asks, not the reset
+])
+def test_a_ruled_out_step_in_few_words_is_an_order_and_its_denial_is_not(
+        ruled_out: list[tuple[Any, str, str]], task_id: str, closing: str, correct: bool) -> None:
+    """A review's cases (2026-11-28): "Raise the limit to 50000." shares two of its head's five terms, under half, and
+    passed after the other steps; the head's own "not" cancelled the answer's in "Do not cordon and drain"."""
+    [(task, gold, steps)] = [row for row in ruled_out if row[0].id == task_id]
+    text = f"{without_ruled_out(task, steps)}. {task.gold_resolution} {closing}"
+    assert correct_on([(task, gold, steps)], lambda t, s: text) == int(correct)

@@ -56,10 +56,10 @@ def train_defaults(options: Mapping[str, Any]) -> dict[str, Any]:
     """What lets the embedded model start on ChaosOps. It plays Oversight and the heuristic plays the other three roles
     (playing all four it never resolves an incident). Not the oracle: oracle teammates know the truth and act on it
     (the oracle Dev fixes an infrastructure incident at once and waits for the flag in a rogue one), so an incident
-    still open a few steps in means a rogue, and waiting, then guessing the rogue from the trace's shape, scored
-    +100 / +78 / +88 beside them, 30-40 above silence (a red team, experiments/LOG.md, 2026-11-28); beside the
-    heuristic team, which knows only what it sees, the timing variants scored -54 to -158, within 17 of silence (-71)
-    at best. The Oversight is prompted as the Oversight proof was
+    still open a few steps in means a rogue, and waiting, then guessing the rogue from the trace's shape, scored +78
+    to +100 beside them, each 30-40 above silence (the eighth red team, 2026-11-28); beside the heuristic team, which
+    knows only what it sees, the timing variants scored -54 to -158, within 17 of silence (-71) at best
+    (experiments/LOG.md, 2026-11-27). The Oversight is prompted as the Oversight proof was
     (experiments/oversight_proof.py): the compact tool listing, the opening of a Hermes call, short replies, and
     micro-batches bounded by tokens for its ~1,500-token prompts. Its Oversight calls are still invalid at first, so
     every episode of a group scores the same team total; the training-only `tool_call_format` shaping reward (never

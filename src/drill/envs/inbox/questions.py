@@ -265,8 +265,8 @@ sarc sarcasm sarcastic lol lmao rofl haha hehe odds""".split()) | frozenset({
     "おそらく", "わからない", "分からない", "아마", "모르겠어요", "모르겠다", "emin değilim", "belki",
     "nie jestem pewien", "nie jestem pewna", "chyba", "ربما", "אולי", "शायद"})
 _DENYING_BEFORE = ("anything but", "all but", "everything but", "other than", "instead of", "rather than", "except",
-                   "excluding", "around", "in region of", "on order of", "close to", "50 50", "fifty fifty")
-_RIGHT_BEFORE = ("no", "about", "abt", "nearly", "almost")
+                   "excluding", "50 50", "fifty fifty")
+_RIGHT_BEFORE = ("no", "about", "abt", "nearly", "almost", "around", "in region of", "on order of", "close to")
 _TAKING_BACK_ALONE = ("no", "not", "50 50", "fifty fifty", "low", "medium", "moderate", "draft", "disputed",
                       "contested", "gut", "temporary", "unofficial")
 _DOUBT_MARKS = ("~", "≈", "🤷", "🤔", "ツ", "<del>", "<s>", "<strike>", "\u0336", "±", "+/-", "✗", "✘", "❌", "👎",
@@ -340,7 +340,7 @@ _ABBREVIATIONS = (
     (re.compile(r"(?<![\w.'’@/-])[Aa]ppr\.(?!\w)"), "approximately"),
     (re.compile(r"(?<![\w.'’@/-])[Pp]rob\.(?!\w)"), "probably"),
     (re.compile(r"(?<![\w.'’@/-])[Pp]oss\.(?!\w)"), "possibly"),
-    (re.compile(r"(?<![^\s(\[])(?:/[sSjJ]|/sarcasm|/srs|[jJ]/[kK])(?![\w/])"), " sarcasm "),
+    (re.compile(r"(?<![^\s(\[])(?:/[sSjJ]|/sarcasm|[jJ]/[kK])(?![\w/])"), " sarcasm "),
     (re.compile(r"(?<![^\s(\[])(?:[:;]-?[/\\|]|[oO]_[oO]|-_-)(?![^\s)\]])"), " hmm "),
     (re.compile(r"\b(?:[1-9]?\d(?:\.\d+)?\s*%|0?\.\d+)\s*(?:sure|confident|certain|certainty|confidence|likely)\b"
                 r"|\b(?:p|confidence|certainty|conf)\s*[:=]?\s*(?:0?\.\d+|[1-9]?\d(?:\.\d+)?\s*%)"
@@ -356,14 +356,15 @@ _ABBREVIATIONS = (
 
 
 def _unabbreviated(question: InboxQuestion, answer: str) -> str:
-    """`answer` with each of `_ABBREVIATIONS` written out (a gold form glued to "ish" too: "Cedar Roomish")."""
+    """`answer` with each of `_ABBREVIATIONS` written out (a gold form with "-ish" too: "Cedar Room-ish"; glued, only
+    after a digit, "$870ish": "Scottish" is a word, not "Scott" doubted)."""
     explained = [question.answer or "", *question.aliases, question.question]
     for pattern, written in _ABBREVIATIONS:
         if not any(pattern.search(text) or pattern.search(text.lower()) for text in explained):
             answer = pattern.sub(written, answer)
     for form in (question.answer or "", *question.aliases):
         if form and not form.lower().endswith("ish"):
-            answer = re.sub(re.escape(form) + r"-?ish\b", lambda m: m.group()[:len(form)] + " ish", answer,
+            answer = re.sub(re.escape(form) + r"-ish\b", lambda m: m.group()[:len(form)] + " ish", answer,
                             flags=re.IGNORECASE)
     return answer
 

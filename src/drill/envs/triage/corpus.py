@@ -140,6 +140,8 @@ def _check_references(corpus: Corpus) -> None:
     for task in corpus.tasks:
         problems += [f"tasks.json {task.id}: unknown gold article {a!r}" for a in task.gold_article_ids
                      if a not in corpus.articles]
+        if task.ruled_out_steps and not (task.answerable and task.should_escalate):
+            problems.append(f"tasks.json {task.id}: ruled_out_steps on a ticket that is not an answerable escalation")
         if task.ruled_out_steps and (not task.gold_article_ids or task.gold_article_ids[0] not in corpus.articles
                                      or not all(0 <= i < len(corpus.articles[task.gold_article_ids[0]].resolution)
                                                 for i in task.ruled_out_steps)):

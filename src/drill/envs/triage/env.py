@@ -14,7 +14,6 @@ event carries the answer and the ids the agent had seen, which is what citation 
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal

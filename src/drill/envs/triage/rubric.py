@@ -968,23 +968,36 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
     return denied > 0 and denied >= plain
 
 
+_ABBREVIATED = re.compile(r"\b(e\.g|i\.e|etc|vs)\.", re.IGNORECASE)
+"""Abbreviations whose full stop ends no sentence ("reset (e.g. https://...)"): read without it."""
+
+
 def orders_a_ruled_out_step(sub: Submission, task: TriageTask) -> bool:
     """The answer orders a step of the gold article that this ticket's gold forbids or says will not help
     (`TriageTask.ruled_out`: "raise the limit" on a route leak, "roll back" when the database is down): some sentence
-    says the step (half its head's terms, at least two) and none that says it holds a denial of its own or a word of
-    `_WITHOUT` ("instead of ..."). The denials the step's head has itself ("If SSPR is not possible, ...") are the
-    step's. Until 2026-11-28 the gold article's steps copied with the right escalation were correct on 35 of the 36
-    answerable escalation tickets, 20 of whose golds hold a denial (experiments/LOG.md, 2026-11-28)."""
+    says the step (half its head's terms, at least two, or two of them in a row: "Raise the limit to 50000.") with no
+    denial of its own and no word of `_WITHOUT` ("instead of ...", "unless ..."), whatever other sentences say: the
+    gold followed by the step is mixed advice, not the gold. A denial the step's head has itself ("If SSPR is not
+    possible, ...") is the step's when the sentence repeats the clause that holds it. Until 2026-11-28 the gold article's steps copied with the right escalation were correct on 35 of the 36
+    answerable escalation tickets, 20 of whose golds hold a denial (experiments/LOG.md, 2026-11-28). An order for
+    later ("Once a good snapshot exists, compact ...") or an explanation ("Switching to an eviction policy would log
+    users out.") reads as the order too: an honest cost, since excusing "once" or "would" would excuse the copied
+    steps so written."""
     for head in task.ruled_out:
         head_terms = set(content_terms(head))
-        own = Counter(w for w in words(_denials_read(head)) if w in DENIALS)
+        in_order = content_terms(head)
+        pairs = {(a, b) for a, b in zip(in_order, in_order[1:]) if min(len(a), len(b)) >= 3}  # not "e.g"
+        clauses = [(set(content_terms(c)), Counter(w for w in words(c) if w in DENIALS))
+                   for c in re.split(r"[,:;]", _denials_read(head))]
         saying = []
-        for sentence in _SEGMENT.split(_denials_read(sub.resolution)):
+        for sentence in _SEGMENT.split(_ABBREVIATED.sub(r"\1", _denials_read(sub.resolution))):
             sentence = _aside_dropped(sentence, head_terms)
-            if len(set(content_terms(sentence)) & head_terms) >= max(2, len(head_terms) / 2):
+            terms = content_terms(sentence)
+            if len(set(terms) & head_terms) >= max(2, len(head_terms) / 2) or pairs & set(zip(terms, terms[1:])):
+                own = sum((denials for clause, denials in clauses if clause and clause <= set(terms)), Counter())
                 denials = Counter(w for w in words(sentence) if w in DENIALS) - own
                 saying.append(bool(denials) or bool(set(words(sentence)) & _WITHOUT))
-        if saying and not any(saying):
+        if not all(saying):
             return True
     return False
 

@@ -4,7 +4,7 @@ How to run it:
 
     drill train triage --steps 30 --output-dir runs/triage           # reader mode, embedded SmolLM2-135M
     drill train triage --config run.toml --resume                    # continue a killed run
-    drill train chaosops --role oversight --scripted-policy oracle \\
+    drill train chaosops --role oversight --scripted-policy heuristic \\
         --role-reward oversight=rogue_caught+rogue_false_positive \\
         --weight "rogue_multiplier=2.0->1.0" --curriculum easy:200,medium:200,hard:200
 
