@@ -31,11 +31,11 @@ CONFIDENCE_BY_MARGIN = ((0.125, 0.11), (0.29, 0.53), (0.49, 0.71), (float("inf")
 the share of its answers that are correct in each margin quartile of the train split. The earlier linear guess
 (0.2 + 0.8 x margin) sat below those rates, so forcing confidence 1 beat the heuristic (`drill audit triage`)."""
 CONDITION_CONFIDENCE = 0.22
-"""The heuristic's confidence, at most, when the ticket meets the top article's escalation condition: the share of
-its answers so escalated on the train split that are correct (4 of 18 at the default k=3). The condition says the article's routine fix
-is not what the ticket needs, and since 2026-11-28 the rubric refuses the steps the gold rules out on such a ticket
-(`TriageTask.ruled_out`), so the copied steps are mostly wrong there; at the margin's confidence (up to 0.92) forcing
-"never escalate" beat the heuristic on test (`tests/audit/test_fixes.py`)."""
+"""The heuristic's confidence, at most, when the ticket meets the top article's escalation condition: the share of its
+answers so escalated on the train split that are correct (4 of 18 at the default k=3). The condition says the
+article's routine fix is not what the ticket needs, and since 2026-11-28 the rubric refuses the steps the gold rules
+out on such a ticket (`TriageTask.ruled_out`), so the copied steps are mostly wrong there; at the margin's confidence
+(up to 0.92) forcing "never escalate" beat the heuristic on test (`tests/audit/test_fixes.py`)."""
 NO_MATCH_ANSWER = "No knowledge base article matches this ticket; escalating to the owning team for diagnosis."
 
 

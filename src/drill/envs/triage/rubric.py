@@ -978,11 +978,11 @@ def orders_a_ruled_out_step(sub: Submission, task: TriageTask) -> bool:
     says the step (half its head's terms, at least two, or two of them in a row: "Raise the limit to 50000.") with no
     denial of its own and no word of `_WITHOUT` ("instead of ...", "unless ..."), whatever other sentences say: the
     gold followed by the step is mixed advice, not the gold. A denial the step's head has itself ("If SSPR is not
-    possible, ...") is the step's when the sentence repeats the clause that holds it. Until 2026-11-28 the gold article's steps copied with the right escalation were correct on 35 of the 36
-    answerable escalation tickets, 20 of whose golds hold a denial (experiments/LOG.md, 2026-11-28). An order for
-    later ("Once a good snapshot exists, compact ...") or an explanation ("Switching to an eviction policy would log
-    users out.") reads as the order too: an honest cost, since excusing "once" or "would" would excuse the copied
-    steps so written."""
+    possible, ...") is the step's when the sentence repeats the clause that holds it. Until 2026-11-28 the gold
+    article's steps copied with the right escalation were correct on 35 of the 36 answerable escalation tickets, 20 of
+    whose golds hold a denial (experiments/LOG.md, 2026-11-28). An order for later ("Once a good snapshot exists,
+    compact ...") or an explanation ("Switching to an eviction policy would log users out.") reads as the order too:
+    an honest cost, since excusing "once" or "would" would excuse the copied steps so written."""
     for head in task.ruled_out:
         head_terms = set(content_terms(head))
         in_order = content_terms(head)
