@@ -27,9 +27,14 @@ R = importlib.import_module("drill.envs.triage.rubric")
 def answered() -> list[tuple[Any, str, str]]:
     """(task, gold article id, its steps as shown) for every train ticket the knowledge base answers with its gold
     article's steps (not those whose gold rules out one of them: `test_ruled_out_steps_ordered_are_no_answer`)."""
+    return with_steps(("train",), lambda t: t.answerable and not t.ruled_out)
+
+
+def with_steps(splits: tuple[str, ...], keep: Any) -> list[tuple[Any, str, str]]:
+    """(task, gold article id, its steps as the reader at k=5 shows them) for the tasks of `splits` that `keep`."""
     env = triage.SPEC.make(triage.SPEC.parse_options({"mode": "reader", "k": 5}))()
     return [(t, t.gold_article_ids[0], article_steps(env.corpus.articles[t.gold_article_ids[0]]))
-            for t in env.tasks("train") if t.answerable and not t.ruled_out]
+            for split in splits for t in env.tasks(split) if keep(t)]
 
 
 def episode(task: Any, gold: str, steps: str, text: str, confidence: float) -> Episode:
@@ -530,9 +535,7 @@ def test_each_step_denied_in_another_language_is_no_answer(answered: list[tuple[
 def ruled_out() -> list[tuple[Any, str, str]]:
     """(task, gold article id, its steps as shown) for every ticket, of every split, whose gold rules out some of its
     gold article's steps (T-0219: "do not raise the limit" against the article's "If legitimate, raise the limit")."""
-    env = triage.SPEC.make(triage.SPEC.parse_options({"mode": "reader", "k": 5}))()
-    return [(t, t.gold_article_ids[0], article_steps(env.corpus.articles[t.gold_article_ids[0]]))
-            for split in ("train", "validation", "test") for t in env.tasks(split) if t.ruled_out]
+    return with_steps(("train", "validation", "test"), lambda t: t.ruled_out)
 
 
 def without_ruled_out(task: Any, steps: str) -> str:

@@ -39,7 +39,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -535,7 +535,7 @@ def _gold_sentences(texts: tuple[str, ...]) -> list[tuple[frozenset[str], Counte
     return out
 
 
-def _aside_dropped(sentence: str, gold_terms: set[str]) -> str:
+def _aside_dropped(sentence: str, gold_terms: Set[str]) -> str:
     """The sentence without an opening aside that holds a denial and says nothing of the gold ("No worries: restart
     X" is "restart X"; "Do not contain immediately: revoke ..." keeps its denial). An opening that points at what
     follows ("Do not try these:", "Avoid the following:") is no aside: it denies the rest (`_points_back`)."""
@@ -972,6 +972,20 @@ _ABBREVIATED = re.compile(r"\b(e\.g|i\.e|etc|vs)\.", re.IGNORECASE)
 """Abbreviations whose full stop ends no sentence ("reset (e.g. https://...)"): read without it."""
 
 
+_Clause = tuple[frozenset[str], Counter[str]]
+
+
+@functools.lru_cache(maxsize=256)
+def _step_reading(head: str) -> tuple[frozenset[str], frozenset[tuple[str, str]], tuple[_Clause, ...]]:
+    """A ruled-out step's head as `orders_a_ruled_out_step` reads it: its terms, its pairs of terms in a row (not
+    "e.g"), and each clause's terms with the denials it holds."""
+    in_order = content_terms(head)
+    pairs = frozenset((a, b) for a, b in zip(in_order, in_order[1:]) if min(len(a), len(b)) >= 3)
+    clauses = tuple((frozenset(content_terms(c)), Counter(w for w in words(c) if w in DENIALS))
+                    for c in re.split(r"[,:;]", _denials_read(head)))
+    return frozenset(in_order), pairs, clauses
+
+
 def orders_a_ruled_out_step(sub: Submission, task: TriageTask) -> bool:
     """The answer orders a step of the gold article that this ticket's gold forbids or says will not help
     (`TriageTask.ruled_out`: "raise the limit" on a route leak, "roll back" when the database is down): some sentence
@@ -983,14 +997,11 @@ def orders_a_ruled_out_step(sub: Submission, task: TriageTask) -> bool:
     whose golds hold a denial (experiments/LOG.md, 2026-11-28). An order for later ("Once a good snapshot exists,
     compact ...") or an explanation ("Switching to an eviction policy would log users out.") reads as the order too:
     an honest cost, since excusing "once" or "would" would excuse the copied steps so written."""
+    sentences = _SEGMENT.split(_ABBREVIATED.sub(r"\1", _denials_read(sub.resolution))) if task.ruled_out else []
     for head in task.ruled_out:
-        head_terms = set(content_terms(head))
-        in_order = content_terms(head)
-        pairs = {(a, b) for a, b in zip(in_order, in_order[1:]) if min(len(a), len(b)) >= 3}  # not "e.g"
-        clauses = [(set(content_terms(c)), Counter(w for w in words(c) if w in DENIALS))
-                   for c in re.split(r"[,:;]", _denials_read(head))]
+        head_terms, pairs, clauses = _step_reading(head)
         saying = []
-        for sentence in _SEGMENT.split(_ABBREVIATED.sub(r"\1", _denials_read(sub.resolution))):
+        for sentence in sentences:
             sentence = _aside_dropped(sentence, head_terms)
             terms = content_terms(sentence)
             if len(set(terms) & head_terms) >= max(2, len(head_terms) / 2) or pairs & set(zip(terms, terms[1:])):
