@@ -295,15 +295,20 @@ def test_each_step_refused_in_a_word_is_no_answer(answered: list[tuple[Any, str,
 def test_a_step_that_forbids_said_as_an_order_is_no_answer(answered: list[tuple[Any, str, str]]) -> None:
     """A sixth red team (2026-11-28): a shown step that forbids ("Never store unseal keys in tickets or chat", "Do not
     re-enable TLS 1.0/1.1 on the server") said as an order ("Store unseal keys in tickets or chat") was correct on
-    every ticket that has one (19 of 19 here, 35 of 35 answerable tickets over the splits); now on 7 here ("Do NOT
-    blindly skip ..." said as "Blindly skip ...": "skip" is a denial word itself). A gold that says it with "instead
-    of" or "without" still forbids it, and stays an answer."""
-    def ordered(t: Any, s: str) -> str:
-        return re.sub(r"(^|; )(?:Do not|Do NOT|Never|Don't) (\w)", lambda m: m.group(1) + m.group(2).upper(), s)
+    every ticket that has one (19 of 19 here, 35 of 35 answerable tickets over the splits); now on 1 of 17 here
+    ("Do NOT blindly skip ..." said as "Blindly skip ...": "skip" is a denial word itself). Until 2026-11-28 a
+    denial or "without" anywhere in the sentence kept the order in full ("Store unseal keys in tickets or chat
+    without delay", "File a quota increase - it will not": 17 of 17): they take it back only up to the step's last
+    clause, and before the step. A gold that says it with "instead of" or "without" still forbids it, and stays an
+    answer."""
+    def ordered(t: Any, s: str, after: str = "") -> str:
+        return re.sub(r"(^|; )(?:Do not|Do NOT|Never|Don't) (\w)([^;]*)",
+                      lambda m: m.group(1) + m.group(2).upper() + m.group(3) + after, s)
 
     forbidding = [(t, g, s) for t, g, s in answered if ordered(t, s) != s]
     assert len(forbidding) >= 15
-    assert correct_on(forbidding, ordered) <= 0.4 * len(forbidding)
+    for after in ("", " without delay", " unless told otherwise", " - no need to wait", " (nothing to worry about)"):
+        assert correct_on(forbidding, lambda t, s: ordered(t, s, after)) <= 0.25 * len(forbidding), after
     assert correct_on(forbidding, lambda t, s: s) == correct_on(forbidding, lambda t, s: t.gold_resolution) == \
         len(forbidding)
 
@@ -585,3 +590,31 @@ def test_a_ruled_out_step_in_few_words_is_an_order_and_its_denial_is_not(
     [(task, gold, steps)] = [row for row in ruled_out if row[0].id == task_id]
     text = f"{without_ruled_out(task, steps)}. {task.gold_resolution} {closing}"
     assert correct_on([(task, gold, steps)], lambda t, s: text) == int(correct)
+
+
+@pytest.mark.parametrize(("form", "correct"), [
+    ("{}, no questions asked.", False),
+    ("{} - no need to wait.", False),  # a denial in a later clause denies something else
+    ("{} (nothing to worry about).", False),
+    ("{} unless told otherwise.", False),  # "unless" is a condition, not an exception
+    ("{} instead of waiting.", False),  # an excusing word with nothing of the step after it
+    ("{} without delay.", False),
+    ("Without delay, {}.", False),  # ... or in another clause
+    ("Instead of escalating: {}.", False),
+    ("{}, it is not risky.", False),
+    ("Do not {}.", True),
+    ("Do not ever {}.", True),
+    ("{} will not help.", True),  # an explanation whose denial is in the step's clause
+    ("Escalate instead of this: {}.", True),  # a colon after the excusing word and what it points at
+    ("Escalate rather than {}.", True),
+])
+def test_a_ruled_out_step_is_taken_back_only_in_its_own_clause(
+        ruled_out: list[tuple[Any, str, str]], form: str, correct: bool) -> None:
+    """The other steps and the gold, then each ruled-out step in `form`: a denial up to the end of the step's last
+    clause takes it back, and so does "instead", "without", "rather" or "except" before it in its clause. Each wrong
+    form here kept full credit on all 18 such tickets until 2026-11-28 (any denial or excusing word anywhere in the
+    sentence excused it)."""
+    def write(t: Any, s: str) -> str:
+        return f"{without_ruled_out(t, s)}. {t.gold_resolution} " + " ".join(
+            form.format(h if form.startswith("{}") else h[:1].lower() + h[1:]) for h in t.ruled_out)
+    assert correct_on(ruled_out, write) == (len(ruled_out) if correct else 0)

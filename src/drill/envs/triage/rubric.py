@@ -867,9 +867,6 @@ def _swaps(foreign: frozenset[str], rest: tuple[tuple[frozenset[str], tuple[str,
     return False
 
 
-_WITHOUT = frozenset({"instead", "without", "rather", "except", "unless"})
-"""Words that keep a sentence from ordering what a gold sentence forbids ("... instead of re-enabling TLS 1.0/1.1",
-"without falling back to account keys"), beside the denials (`DENIALS`)."""
 _FORBIDS = re.compile(r"^\W*(?:(?:you\s+)?(?:do\s+not|don't|dont|never|must\s+not|should\s+not|avoid)|do\s+NOT)\s+(.*)",
                       re.IGNORECASE | re.DOTALL)
 """A gold step or sentence that forbids something ("Never delete files in pg_wal manually", "Do not re-enable TLS
@@ -926,7 +923,7 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
         # ("Stop the VM" says the gold's "Stop the VM", not "Start the VM" turned around)
         return {t for head, said_terms in phrased if len(terms & head) >= len(head) / 2 for t in said_terms}
     plain = denied = 0
-    said: list[tuple[set[str], Counter[str], str, bool]] = []
+    said: list[tuple[set[str], Counter[str], str]] = []
     points_back = destroys = False
     for sentence in _SEGMENT.split(_denials_read(sub.resolution)):
         points_back = points_back or _points_back(sentence, everything)
@@ -942,23 +939,24 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
             if len(terms & head) >= len(head) / 2:
                 echoed |= denials
         own = Counter(w for w in words(sentence) if w in DENIALS)
-        said.append((terms, own - echoed, sentence.strip(), bool(own or set(words(sentence)) & _WITHOUT)))
-    if (points_back or destroys) and any(len(terms & head) >= len(head) / 2 for terms, _, _, _ in said
+        said.append((terms, own - echoed, sentence.strip()))
+    if (points_back or destroys) and any(len(terms & head) >= len(head) / 2 for terms, _, _ in said
                                          for head, _ in gold):
         return True  # "Do not do any of the above.", "If X, restart Y; otherwise wipe the disk."
     for head, _ in gold:
         matched = [(bool(denials), _contradicts(terms, text, head, step_heads.get(head), local(terms),
                                                  orders.get(head, ()), gold_texts.get(head), all_gold),
                     len(terms & head))
-                   for terms, denials, text, _ in said if len(terms & head) >= len(head) / 2]
+                   for terms, denials, text in said if len(terms & head) >= len(head) / 2]
         # the sentences that say this one best, a swapped word read as the one it replaced ("Retain client caches"
         # says "Flush client caches" better than "Flush caches on the resolvers" does)
         best = max((shared + contradicted for _, contradicted, shared in matched), default=0)
         if matched and all(contradicted for _, contradicted, shared in matched if shared + contradicted == best):
             return True  # a step said only with its opposite ("Disable ..." for "Enable ...")
-        if (thing := forbidden.get(head)) and (ordered := [no for terms, _, _, no in said
-                                                             if len(terms & head) >= max(2, len(head) / 2)
-                                                             and thing in terms]) and not any(ordered):
+        if (thing := forbidden.get(head)) and (ordered := [text for terms, _, text in said
+                                                           if len(terms & head) >= max(2, len(head) / 2)
+                                                           and thing in terms]) \
+                and not any(_takes_back(text, head, Counter()) for text in ordered):
             return True  # "Never delete files in pg_wal" said as "Delete files in pg_wal"
         if matched:
             if all(no or contradicted for no, contradicted, _ in matched):
@@ -986,30 +984,65 @@ def _step_reading(head: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]
     return frozenset(in_order), pairs, clauses
 
 
+_CLAUSE_END = re.compile(r"(?<=,)|(?<=:)(?!//)|(?=\()|(?<=\))|\s[-\u2013\u2014]+\s|[\u2013\u2014]")
+"""Where a clause ends inside a sentence: after a comma, a colon (not a URL's) or a parenthesis, before one, or at a
+dash."""
+_EXCEPT = re.compile(r"\b(?:instead|without|rather|except)\b", re.IGNORECASE)
+"""Words that keep a clause from ordering what follows them in it ("instead of raising the limit", "without falling
+back to account keys"); "unless" is a condition ("Raise the limit unless told otherwise" orders it)."""
+
+
+def _takes_back(sentence: str, step: Set[str], own: Counter[str]) -> bool:
+    """The sentence takes back what it says of a step (`step`: the step's terms): a denial (`DENIALS`, less `own`,
+    the denials the step has itself) up to the end of the last clause that names a term of the step ("Do not raise
+    the limit", "Rolling back will not help"), or an excusing word before a term of the step in its clause
+    (`_excused`). A denial in a later clause or an excusing word with nothing of the step after it takes nothing back
+    ("Raise the limit - no need to wait", "Raise the limit without delay", "Without delay, raise the limit": each kept
+    a ruled-out or forbidden step's order in full until 2026-11-28); neither does an explanation whose denial follows
+    a comma ("Rolling back, as the article says, will not help"): an honest cost."""
+    parts = _CLAUSE_END.split(sentence)
+    last = max((i for i, part in enumerate(parts) if set(content_terms(part)) & step), default=len(parts) - 1)
+    denials = Counter(w for w in words(" ".join(parts[:last + 1])) if w in DENIALS) - own
+    return bool(denials) or any(_excused(parts, i, step) for i in range(last + 1))
+
+
+def _excused(clauses: list[str], i: int, head_terms: Set[str]) -> bool:
+    """Clause `i` says a term of the step after an excusing word (`_EXCEPT`), or ends in a colon after one that
+    names nothing but what it points at ("Escalate instead of this: raise the limit")."""
+    for m in _EXCEPT.finditer(clauses[i]):
+        rest = clauses[i][m.end():]
+        if set(content_terms(rest)) & head_terms:
+            return True
+        if rest.rstrip().endswith(":") and i + 1 < len(clauses) and not set(content_terms(rest)) - _pointing_terms() \
+                and set(content_terms(clauses[i + 1])) & head_terms:
+            return True
+    return False
+
+
 def orders_a_ruled_out_step(sub: Submission, task: TriageTask) -> bool:
     """The answer orders a step of the gold article that this ticket's gold forbids or says will not help
     (`TriageTask.ruled_out`: "raise the limit" on a route leak, "roll back" when the database is down): some sentence
-    says the step (half its head's terms, at least two, or two of them in a row: "Raise the limit to 50000.") with no
-    denial of its own and no word of `_WITHOUT` ("instead of ...", "unless ..."), whatever other sentences say: the
-    gold followed by the step is mixed advice, not the gold. A denial the step's head has itself ("If SSPR is not
-    possible, ...") is the step's when the sentence repeats the clause that holds it. Until 2026-11-28 the gold
-    article's steps copied with the right escalation were correct on 35 of the 36 answerable escalation tickets, 20 of
-    whose golds hold a denial (experiments/LOG.md, 2026-11-28). An order for later ("Once a good snapshot exists,
-    compact ...") or an explanation ("Switching to an eviction policy would log users out.") reads as the order too:
-    an honest cost, since excusing "once" or "would" would excuse the copied steps so written."""
+    says the step (half its head's terms, at least two, or two of them in a row: "Raise the limit to 50000.") and
+    does not take it back (`_takes_back`: "Do not raise the limit", "instead of raising the limit"), whatever other
+    sentences say: the gold followed by the step is mixed advice, not the gold. "Unless" takes nothing back ("Raise
+    the limit unless told otherwise"). A denial the step's head has itself ("If SSPR is not possible, ...") is the
+    step's when the sentence repeats the clause that holds it. Until 2026-11-28 the gold article's steps copied with
+    the right escalation were correct on 35 of the 36 answerable escalation tickets, 20 of whose golds hold a denial
+    (experiments/LOG.md, 2026-11-28). An order for later ("Once a good snapshot exists, compact ...") or an
+    explanation ("Switching to an eviction policy would log users out.") reads as the order too: an honest cost,
+    since excusing "once" or "would" would excuse the copied steps so written."""
     sentences = _SEGMENT.split(_ABBREVIATED.sub(r"\1", _denials_read(sub.resolution))) if task.ruled_out else []
     for head in task.ruled_out:
         head_terms, pairs, clauses = _step_reading(head)
-        saying = []
         for sentence in sentences:
             sentence = _aside_dropped(sentence, head_terms)
             terms = content_terms(sentence)
-            if len(set(terms) & head_terms) >= max(2, len(head_terms) / 2) or pairs & set(zip(terms, terms[1:])):
-                own = sum((denials for clause, denials in clauses if clause and clause <= set(terms)), Counter())
-                denials = Counter(w for w in words(sentence) if w in DENIALS) - own
-                saying.append(bool(denials) or bool(set(words(sentence)) & _WITHOUT))
-        if not all(saying):
-            return True
+            if not (len(set(terms) & head_terms) >= max(2, len(head_terms) / 2)
+                    or pairs & set(zip(terms, terms[1:]))):
+                continue
+            own = sum((denials for clause, denials in clauses if clause and clause <= set(terms)), Counter())
+            if not _takes_back(sentence, head_terms, own):
+                return True
     return False
 
 
