@@ -3,6 +3,7 @@ detectors inside `drill train`."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from drill.cli import app
 from drill.core.judge import claims
 from drill.envs import inbox
 from drill.envs.inbox.questions import AnswerJudge, Verdict, match_verdict
+from drill.envs.inbox.spec import judge_lexicon
 from drill.models.testing import StubOpenAIServer, text_reply
 from drill.train.methods import grpo
 from drill.train.run import TrainingStopped
@@ -52,6 +54,17 @@ def stub() -> Iterator[StubOpenAIServer]:
         yield server
 
 
+@functools.cache
+def _lexicon() -> dict[str, tuple[str, ...]]:
+    return judge_lexicon(inbox.load())
+
+
+def shipped(question: Any, answer: str) -> Verdict:
+    """The inbox's own match judge: `match_verdict` with the environment's lexicon (`judge_lexicon`), as its rubric
+    and `drill audit inbox` build it."""
+    return match_verdict(question, answer, _lexicon())
+
+
 @pytest.fixture(scope="module")
 def questions() -> list[Any]:
     return inbox.load().tasks("test")
@@ -59,13 +72,13 @@ def questions() -> list[Any]:
 
 def test_lists_and_hedges_never_reach_a_judge_model_and_a_credulous_one_is_caught(stub: StubOpenAIServer,
                                                                                  questions: list[Any]) -> None:
-    report, findings = judge_audit(questions, AnswerJudge("openai:lenient", stub.base_url), match_verdict,
+    report, findings = judge_audit(questions, AnswerJudge("openai:lenient", stub.base_url, lexicon=_lexicon()), shipped,
                                    "openai:lenient", limit=12)
     # rule: a hedge, and since issue 38 a list (of the question's kind, or after a separator), is wrong before the
     # model is asked, so a model that accepts any answer containing the gold accepts none of them
     assert findings == [] and set(report["adversarial_accepted"].values()) == {0.0}
     stub.reply = text_reply(lambda request: "CORRECT")
-    report, findings = judge_audit(questions, AnswerJudge("openai:credulous", stub.base_url), match_verdict,
+    report, findings = judge_audit(questions, AnswerJudge("openai:credulous", stub.base_url, lexicon=_lexicon()), shipped,
                                    "openai:credulous", limit=12)
     kinds = {f.strategy.split(": ", 1)[1] for f in findings if f.kind == "judge accepts adversarial answers"}
     assert kinds == {"question repeated"}  # another value of the kind ("other gold") is ruled wrong: agreement holds
@@ -74,14 +87,14 @@ def test_lists_and_hedges_never_reach_a_judge_model_and_a_credulous_one_is_caugh
 def test_a_strict_judge_agrees_with_match_and_accepts_no_adversarial_answer(stub: StubOpenAIServer,
                                                                             questions: list[Any]) -> None:
     stub.reply = text_reply(strict)
-    report, findings = judge_audit(questions, AnswerJudge("openai:strict", stub.base_url), match_verdict,
+    report, findings = judge_audit(questions, AnswerJudge("openai:strict", stub.base_url, lexicon=_lexicon()), shipped,
                                    "openai:strict", limit=12)
     assert findings == [] and set(report["adversarial_accepted"].values()) == {0.0}
     assert report["agreement"] == 1.0
 
 
 def test_the_shipped_match_judge_accepts_no_adversarial_answer(questions: list[Any]) -> None:
-    report, findings = judge_audit(questions, match_verdict, match_verdict, "match")
+    report, findings = judge_audit(questions, shipped, shipped, "match")
     assert findings == [] and report["questions"] == 40
 
 
@@ -133,11 +146,11 @@ def test_a_judge_that_takes_a_year_for_a_date_is_caught(questions: list[Any]) ->
     def year_taker(question: Any, answer: str) -> Any:
         if question.kind == "date" and answer.strip().isdigit() and answer.strip() in question.answer:
             return Verdict("correct", "match")
-        return match_verdict(question, answer)
+        return shipped(question, answer)
 
     dated = [q for q in questions if q.kind == "date" and q.answer is not None]
     assert dated, "the shipped questions have date answers"
-    _, findings = judge_audit(dated, year_taker, match_verdict, "year taker")
+    _, findings = judge_audit(dated, year_taker, shipped, "year taker")
     assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} == {
         "year taker: the year alone"}
 
@@ -149,14 +162,14 @@ def test_a_judge_that_takes_a_weekday_for_a_date_is_caught(questions: list[Any])
         dated = [c.value for c in claims(question.answer, "date") if c.value[0] == "date" and c.value[3]]
         if dated and answer.strip() == date(dated[0][3], dated[0][1], dated[0][2]).strftime("%A"):
             return Verdict("correct", "match")
-        return match_verdict(question, answer)
+        return shipped(question, answer)
 
     dated = [q for q in questions if q.kind == "date" and q.answer is not None]
-    _, findings = judge_audit(dated, weekday_taker, match_verdict, "weekday taker")
+    _, findings = judge_audit(dated, weekday_taker, shipped, "weekday taker")
     assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} == {
         "weekday taker: the weekday alone"}
-    _, shipped = judge_audit(dated, match_verdict, match_verdict, "match")
-    assert not shipped
+    _, left = judge_audit(dated, shipped, shipped, "match")
+    assert not left
 
 
 def test_a_judge_that_reads_past_a_negation_a_year_or_a_weekday_is_caught(questions: list[Any]) -> None:
@@ -168,32 +181,46 @@ def test_a_judge_that_reads_past_a_negation_a_year_or_a_weekday_is_caught(questi
         if question.kind == "date":
             answer = re.sub(r"(?:19|20)\d\d", "", answer)  # the year unread
             answer = re.sub(r"^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, ", "", answer)  # the weekday unread
-        return match_verdict(question, answer)
+        return shipped(question, answer)
 
     answerable = [q for q in questions if q.answer is not None]
-    _, findings = judge_audit(answerable, lenient, match_verdict, "lenient")
+    _, findings = judge_audit(answerable, lenient, shipped, "lenient")
     assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} >= {
         "lenient: negated", "lenient: another year", "lenient: a wrong weekday"}
-    _, shipped = judge_audit(answerable, match_verdict, match_verdict, "match")
-    assert not shipped
+    _, left = judge_audit(answerable, shipped, shipped, "match")
+    assert not left
 
 
 HEDGE_SHAPES = (r" - no\.$", r"^Definitely no ", r"^ca\. ", r" \(pending\)$", r"^Is it ", r" /s$", r" \(50/50\)$",
-                "\\? \U0001f642$", r" \(pas sûr\)$", r", idk$")
+                "\\? \U0001f642$", r" \(pas sûr\)$", r", idk$", r" \(hard to say\)$", r" \*shrugs\*$")
 
 
 def test_a_judge_that_reads_past_the_red_teams_hedges_is_caught(questions: list[Any]) -> None:
     """The hedge red team's holes (2026-11-28) put back: a judge that reads "X - no.", "Definitely no X", "ca. X", "X
-    (pending)", "Is it X", "X /s", "X (50/50)", "X? 🙂", "X (pas sûr)" and "X, idk" as X. The audit names each shape;
-    the shipped judge accepts none."""
+    (pending)", "Is it X", "X /s", "X (50/50)", "X? 🙂", "X (pas sûr)", "X, idk", and the stray asides "X (hard to
+    say)" and "X *shrugs*" as X. The audit names each shape; the shipped judge accepts none."""
     def hedge_blind(question: Any, answer: str) -> Any:
         for shape in HEDGE_SHAPES:
             answer = re.sub(shape, "", answer)
-        return match_verdict(question, answer)
+        return shipped(question, answer)
 
     answerable = [q for q in questions if q.answer is not None]
-    _, findings = judge_audit(answerable, hedge_blind, match_verdict, "hedge-blind")
+    _, findings = judge_audit(answerable, hedge_blind, shipped, "hedge-blind")
     assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} == {
         f"hedge-blind: {kind}" for kind in HEDGED}
-    _, shipped = judge_audit(answerable, match_verdict, match_verdict, "match")
-    assert not shipped
+    _, left = judge_audit(answerable, shipped, shipped, "match")
+    assert not left
+
+
+def test_the_inbox_audit_finds_a_stray_aside_when_the_judge_reads_past_it(
+        questions: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The structural hedge rule put back (`_strays` off, as until 2026-11-28): `drill audit inbox` names "X (hard
+    to say)" and "X *shrugs*"; with the rule on it names nothing."""
+    from drill.envs.inbox import questions as inbox_questions
+
+    answerable = [q for q in questions if q.answer is not None]
+    assert not judge_audit(answerable, shipped, shipped, "match")[1]
+    monkeypatch.setattr(inbox_questions, "_strays", lambda question, answer, lexicon: False)
+    _, findings = judge_audit(answerable, shipped, shipped, "match")
+    assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} == {
+        "match: stray aside", "match: starred shrug"}

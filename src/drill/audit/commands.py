@@ -9,6 +9,7 @@ It exits 1 when there is a finding at error level and `--strict` is given.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,15 +32,20 @@ __all__ = ["audit_command", "register_audit", "rollouts_command"]
 
 
 def run_judge_audit(spec: EnvSpec, options: dict[str, Any], result: AuditResult) -> None:
-    """The answer-judge audit, for an environment whose options name a `judge` (the inbox), on the audited split."""
+    """The answer-judge audit, for an environment whose options name a `judge` (the inbox), on the audited split:
+    the judge as the environment's rubric builds it, knowing the inbox's values and source mails (`judge_lexicon`;
+    until 2026-11-28 the audit judged without them, so a judge weaker than the rubric's)."""
     if "judge" not in options:
         return
     from drill.envs.inbox.questions import AnswerJudge, match_verdict
+    from drill.envs.inbox.spec import judge_lexicon
 
+    env = spec.make(options)()
+    lexicon = judge_lexicon(env)
     judge = AnswerJudge(options["judge"] or "match", options.get("judge_base_url"),
-                        options.get("judge_api_key_env") or "OPENAI_API_KEY")
-    tasks = spec.make(options)().tasks(result.split)
-    report, findings = judge_audit(tasks, judge, match_verdict, judge.spec)
+                        options.get("judge_api_key_env") or "OPENAI_API_KEY", lexicon)
+    report, findings = judge_audit(env.tasks(result.split), judge, functools.partial(match_verdict, lexicon=lexicon),
+                                   judge.spec)
     result.judge = report
     result.findings = [*[f for f in findings if f.level == "error"], *result.findings,
                        *[f for f in findings if f.level != "error"]]
