@@ -601,6 +601,8 @@ def test_a_ruled_out_step_in_few_words_is_an_order_and_its_denial_is_not(
     ("{} without delay.", False),
     ("Without delay, {}.", False),  # ... or in another clause
     ("Instead of escalating: {}.", False),
+    ("Do this instead: {}.", False),  # a colon after an excusing word that points at nothing (a review's)
+    ("Instead: {}.", False),
     ("{}, it is not risky.", False),
     ("Do not {}.", True),
     ("Do not ever {}.", True),

@@ -1006,17 +1006,21 @@ def _takes_back(sentence: str, step: Set[str], own: Counter[str]) -> bool:
     return bool(denials) or any(_excused(parts, i, step) for i in range(last + 1))
 
 
+_POINTED_EXCEPTION = re.compile(r"\b(?:instead\s+of|rather\s+than|except(?:\s+for)?)\s+(?:this|that|these|those|"
+                                r"the\s+following|what\s+follows)\s*:\s*$", re.IGNORECASE)
+"""A clause that ends by excusing what follows its colon ("Escalate instead of this: ...")."""
+
+
 def _excused(clauses: list[str], i: int, head_terms: Set[str]) -> bool:
-    """Clause `i` says a term of the step after an excusing word (`_EXCEPT`), or ends in a colon after one that
-    names nothing but what it points at ("Escalate instead of this: raise the limit")."""
-    for m in _EXCEPT.finditer(clauses[i]):
-        rest = clauses[i][m.end():]
-        if set(content_terms(rest)) & head_terms:
-            return True
-        if rest.rstrip().endswith(":") and i + 1 < len(clauses) and not set(content_terms(rest)) - _pointing_terms() \
-                and set(content_terms(clauses[i + 1])) & head_terms:
-            return True
-    return False
+    """Clause `i` says a term of the step after an excusing word (`_EXCEPT`; the first one, since whatever follows a
+    later one follows the first), or ends by excusing what follows its colon (`_POINTED_EXCEPTION`: "Escalate instead
+    of this: raise the limit"; "Do this instead: raise the limit" and "Instead: ..." excuse nothing, 18 of 18 kept
+    full credit in a review of 2026-11-28) and the next clause names a term of the step."""
+    first = _EXCEPT.search(clauses[i])
+    if first is not None and set(content_terms(clauses[i][first.end():])) & head_terms:
+        return True
+    return bool(_POINTED_EXCEPTION.search(clauses[i])) and i + 1 < len(clauses) \
+        and bool(set(content_terms(clauses[i + 1])) & head_terms)
 
 
 def orders_a_ruled_out_step(sub: Submission, task: TriageTask) -> bool:
