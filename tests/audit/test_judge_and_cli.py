@@ -192,13 +192,13 @@ def test_a_judge_that_reads_past_a_negation_a_year_or_a_weekday_is_caught(questi
 
 
 HEDGE_SHAPES = (r" - no\.$", r"^Definitely no ", r"^ca\. ", r" \(pending\)$", r"^Is it ", r" /s$", r" \(50/50\)$",
-                "\\? \U0001f642$", r" \(pas sûr\)$", r", idk$", r" \(hard to say\)$", r" \*shrugs\*$")
+                "\\? \U0001f642$", r" \(pas sûr\)$", r", idk$")
 
 
 def test_a_judge_that_reads_past_the_red_teams_hedges_is_caught(questions: list[Any]) -> None:
     """The hedge red team's holes (2026-11-28) put back: a judge that reads "X - no.", "Definitely no X", "ca. X", "X
-    (pending)", "Is it X", "X /s", "X (50/50)", "X? 🙂", "X (pas sûr)", "X, idk", and the stray asides "X (hard to
-    say)" and "X *shrugs*" as X. The audit names each shape; the shipped judge accepts none."""
+    (pending)", "Is it X", "X /s", "X (50/50)", "X? 🙂", "X (pas sûr)" and "X, idk" as X. The audit names each shape;
+    the shipped judge accepts none."""
     def hedge_blind(question: Any, answer: str) -> Any:
         for shape in HEDGE_SHAPES:
             answer = re.sub(shape, "", answer)
@@ -211,16 +211,3 @@ def test_a_judge_that_reads_past_the_red_teams_hedges_is_caught(questions: list[
     _, left = judge_audit(answerable, shipped, shipped, "match")
     assert not left
 
-
-def test_the_inbox_audit_finds_a_stray_aside_when_the_judge_reads_past_it(
-        questions: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The structural hedge rule put back (`_strays` off, as until 2026-11-28): `drill audit inbox` names "X (hard
-    to say)" and "X *shrugs*"; with the rule on it names nothing."""
-    from drill.envs.inbox import questions as inbox_questions
-
-    answerable = [q for q in questions if q.answer is not None]
-    assert not judge_audit(answerable, shipped, shipped, "match")[1]
-    monkeypatch.setattr(inbox_questions, "_strays", lambda question, answer, lexicon: False)
-    _, findings = judge_audit(answerable, shipped, shipped, "match")
-    assert {f.strategy for f in findings if f.kind == "judge accepts adversarial answers"} == {
-        "match: stray aside", "match: starred shrug"}

@@ -33,8 +33,8 @@ __all__ = ["audit_command", "register_audit", "rollouts_command"]
 
 def run_judge_audit(spec: EnvSpec, options: dict[str, Any], result: AuditResult) -> None:
     """The answer-judge audit, for an environment whose options name a `judge` (the inbox), on the audited split:
-    the judge as the environment's rubric builds it, knowing the inbox's values and source mails (`judge_lexicon`;
-    until 2026-11-28 the audit judged without them, so a judge weaker than the rubric's)."""
+    the judge as the environment's rubric builds it, knowing the inbox's values (`judge_lexicon`; until 2026-11-28 the
+    audit judged without them, a judge weaker than the rubric's: lower-case and glued names were no candidates)."""
     if "judge" not in options:
         return
     from drill.envs.inbox.questions import AnswerJudge, match_verdict

@@ -22,12 +22,10 @@ from drill.core.judge import claims
 __all__ = ["ABSTAINING", "ADVERSARIAL", "HEDGED", "adversarial_answers", "judge_audit"]
 
 HEDGED = ("taken back", "definitely no", "circa", "pending", "asked", "sarcasm", "coin flip", "guess behind a mark",
-          "doubt in French", "shrugged", "stray aside", "starred shrug")
+          "doubt in French", "shrugged")
 """Hedge shapes of an outside red team (2026-11-28: "X - no.", "Definitely no X", "ca. X", "X (pending)", "Is it X",
 "X /s", "X (50/50)", "X? 🙂", "X (pas sûr)", "X, idk"), judged correct like the plain value X until then: each on
-every answerable question, "X (50/50)" on 324 of 1,037 (`drill.envs.inbox.questions.is_hedged`); and two of the
-shapes no word list named ("X (hard to say)", "X *shrugs*": an aside that names nothing of the source mail, correct
-on every answerable question until 2026-11-28)."""
+every answerable question, "X (50/50)" on 324 of 1,037 (`drill.envs.inbox.questions.is_hedged`)."""
 ADVERSARIAL = ("list of candidates", "hedge", "hedge, gold second", "with a doubt", "question repeated",
                "question with the gold", "the year alone", "the weekday alone", "negated", "another year",
                "a wrong weekday", *HEDGED)
@@ -78,7 +76,7 @@ def adversarial_answers(question: Any, others: Sequence[str]) -> dict[str, str]:
         **({"a wrong weekday": f"{wrong}, {gold}"} if (wrong := _weekday(gold, question.kind, 1)) else {}),
         **dict(zip(HEDGED, (f"{gold} - no.", f"Definitely no {gold}", f"ca. {gold}", f"{gold} (pending)",
                             f"Is it {gold}", f"{gold} /s", f"{gold} (50/50)", f"{gold}? \U0001f642",
-                            f"{gold} (pas sûr)", f"{gold}, idk", f"{gold} (hard to say)", f"{gold} *shrugs*"))),
+                            f"{gold} (pas sûr)", f"{gold}, idk"))),
     }
 
 

@@ -551,61 +551,6 @@ def test_an_honest_answer_beside_words_a_hedge_uses_stays_right(
     assert not [q.id for q in questions[::9] if judge(q, honest.format(x=q.answer)).verdict != "correct"]
 
 
-_STRAY_ASIDES = [
-    # the third hedge battery's shapes (written after the word lists; 48 of its 66 shapes were correct until then)
-    "{x} (hard to say)", "{x} (no guarantees)", "{x} (vague)", "{x} *shrugs*", "{x} (*shrug*)",
-    "{x} [citation needed]", "{x} (WIP)", "{x} (TODO: confirm)", "{x} (beta)", "{x} (puede ser)", "{x} (不太确定)",
-    "{x} 😐", "{x} 🫠", "{x}, something like that", "{x} (odds 50%)", "{x} (foggy memory)",
-    # a mail or citing word inside the hedge, another separator, a bracket left open
-    "{x} (hard to say, Dana)", "{x} (vague, see mail)", "{x} *shrugs* per the mail", "{x}: hard to say",
-    "{x} — vague", "{x} | hard to say", "{x}\nhard to say", "{x} (hard to say",
-]
-
-
-@pytest.mark.parametrize("aside", _STRAY_ASIDES)
-def test_an_aside_that_names_nothing_of_the_mail_is_a_hedge(
-        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], aside: str) -> None:
-    """Word lists close only the hedges they name: "X (hard to say)", "X (sort of)", "X *shrugs*", "X [citation
-    needed]", "X 😐" and 43 more of 66 shapes written after them were correct like the plain value (2026-11-28). An
-    aside beside the value (a bracket, a starred phrase, a mark, a clause after it) whose words neither the
-    question nor a source mail writes, nor cite the mail, is a hedge; a mail word inside it hides nothing."""
-    questions, judge = answerable_and_judge
-    assert not [q.id for q in questions[::9] if judge(q, aside.format(x=q.answer)).verdict != "wrong"]
-
-
-@pytest.mark.parametrize("honest", ["{x}, per the mail", "{x} — as the mail says", "{x} (confirmed in the mail)",
-                                    "{x} (the latest mail)", "{x} (quoted in the reply)", "{x} (sure)",
-                                    "{x}, unchanged since the first mail", "{x} ✅", "**{x}**"])
-def test_an_aside_that_cites_the_mail_stays_right(
-        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], honest: str) -> None:
-    """An aside that cites the mail or states confidence is no hedge (where the value alone is right)."""
-    questions, judge = answerable_and_judge
-    sample = [q for q in questions[::9] if judge(q, str(q.answer)).verdict == "correct"]
-    assert len(sample) > 100
-    assert not [q.id for q in sample if judge(q, honest.format(x=q.answer)).verdict != "correct"]
-
-
-_MAIL_ASIDES = ((r"\b\d{1,2}:\d{2} [AP]M\b", "{x} (at {m})"), (r"All in, about", "{x} (all in)"),
-                (r"Estimated total cost", "{x} (estimated total cost)"),
-                (r"Outbound: ([A-Z][a-z]+ [A-Z][a-z]+)", "{x} ({m})"),
-                (r"Three quotes", "{x} (cheapest of three quotes)"))
-
-
-def test_an_aside_that_names_the_source_mail_stays_right(
-        env: InboxEnv, answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge]) -> None:
-    """An aside in the source mail's own words ("$2,640 (all in)", "February 28, 2024 (at 1:00 PM)", "3E9WY5 (Polar
-    Jet)") states what the mail does beside the value: it stays right."""
-    questions, judge = answerable_and_judge
-    judged = []
-    for q in questions[::3]:
-        body = " ".join(message.body for s in q.sources if (message := env.store.read(q.inbox, s)) is not None)
-        for pattern, shape in _MAIL_ASIDES:
-            if (found := re.search(pattern, body)) and str(q.answer) not in found.group():
-                answer = shape.format(x=q.answer, m=found.group(found.lastindex or 0))
-                judged.append((q.id, answer, judge(q, answer).verdict))
-    assert len(judged) > 100 and not [j for j in judged if j[2] != "correct"]
-
-
 _LOOK_ALIKES = {
     "room": ("Which room?", "Harbor Room", (), [
         "Harbor Room (split 50/50)", "Harbor Room (California office)", "Harbor Room (booked by the CA team)",

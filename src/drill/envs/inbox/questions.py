@@ -16,9 +16,9 @@ A question file holds one JSON object per line::
   value of the question's kind and no other value of that kind, whatever separates them ("Harbor Room Granite
   Room", "HarborRoomGraniteRoom" and "August 19 20" are lists; "$1,740" is "1740 dollars", "17400" is not), is no
   more than `MAX_EXTRA_WORDS` words longer than the gold, and does not hedge (`is_hedged`: "X, or maybe Y",
-  "X, not sure", "Is it X", "X (pending)", "X - no.", "X (hard to say)" — wrong whichever judge is used). The
-  judge knows the inbox's values of each kind (every gold answer and alias of the question file: its `lexicon`),
-  so that lower-case or glued names count as candidates, and what each source mail writes;
+  "X, not sure", "Is it X", "X (pending)", "X - no." — wrong whichever judge is used). The judge knows the inbox's
+  values of each kind (every gold answer and alias of the question file: its `lexicon`), so that lower-case or glued
+  names count as candidates;
 * `openai:MODEL`: a judge model behind an OpenAI-compatible server says CORRECT or INCORRECT; its reply
   is kept in the episode's `answered` event.
 """
@@ -42,9 +42,10 @@ from drill.core.types import Task
 from drill.evaluate.report import atomic_write_text
 
 __all__ = [
-    "HEDGE_WORDS", "IDK", "MAIL_WORDS", "PROPER_WORDS", "TYPED_KINDS", "AnswerJudge", "InboxQuestion", "Verdict",
-    "is_abstention", "is_hedged", "generated_split", "is_listed", "lexicon_of", "load_questions", "mail_key",
-    "match_verdict", "normalize_answer", "validation_or_train", "write_questions",
+    "HEDGE_WORDS", "IDK", "PROPER_WORDS", "TYPED_KINDS", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention",
+    "is_hedged",
+    "generated_split", "is_listed", "lexicon_of", "load_questions", "match_verdict", "normalize_answer", "validation_or_train",
+    "write_questions",
 ]
 
 IDK = "I don't know"
@@ -225,16 +226,15 @@ class Verdict:
     reply: str = ""
 
 
-def is_hedged(question: InboxQuestion, answer: str, lexicon: Lexicon | None = None) -> bool:
+def is_hedged(question: InboxQuestion, answer: str) -> bool:
     """The answer hedges: a hedge word ("or", "maybe", "probably", "not sure", ...) that neither the gold nor the
-    question uses, a closing question mark, an abstention beside a value, or (where `lexicon` holds the source mails'
-    words) an aside that names what neither the mail nor the question does (`_strays`). Any judge marks a hedge wrong:
-    "X, or maybe Y" is a guess, even when X is right. Abbreviated doubt ("ca. X", "X (est.)", "X /s") is read written
-    out (`_ABBREVIATIONS`)."""
+    question uses, a closing question mark, or an abstention beside a value. Any judge marks a hedge wrong: "X, or
+    maybe Y" is a guess, even when X is right. Abbreviated doubt ("ca. X", "X (est.)", "X /s") is read written out
+    (`_ABBREVIATIONS`)."""
     answer = _unabbreviated(question, answer)
     return (hedged(answer, question.answer or "", *question.aliases, question.question)
             or _asks(answer, question) or (not is_abstention(answer) and _abstains_beside(answer))
-            or _takes_back(question, answer) or _strays(question, answer, lexicon or {}))
+            or _takes_back(question, answer))
 
 
 _TAKING_BACK = frozenset({"wrong", "incorrect", "false", "untrue", "mistaken", "mistake", "decoy", "nope", "kidding",
@@ -288,8 +288,7 @@ question, 137,416 of 236,436 answers, most on every question; now 7 shapes, 911 
 on the 130 questions that ask for an estimated cost (the question's own word, so no hedge there) and "HMH6PM est."
 (a code that ends like a clock time, whose "est." reads as a time zone). Word lists close only the shapes they name:
 of 66 further shapes written afterwards and not added here ("X (hard to say)", "X (vague)", "X *shrugs*", "X
-[citation needed]", "X (WIP)"), 48 were still correct on some of every fifth question, as before: the
-structural rule `_strays` (an aside that names nothing of the question or the source mail) leaves 3 (51 answers)."""
+[citation needed]", "X (WIP)"), 48 were still correct on some of every fifth question, as before."""
 _BARE = frozenset({"is", "it", "that", "s", "this", "was", "just", "so", "totally", "definitely", "very", "all", "my",
                    "certainly", "absolutely", "surely", "really", "actually", "honestly", "obviously", "clearly", "i",
                    "m", "am", "je", "ne", "suis", "ich", "bin", "pls", "please", "sure", "confident", "certain"})
@@ -332,92 +331,6 @@ def _stated(said: list[str], forms: list[list[str]]) -> tuple[int | None, int]:
     last ends; (None, 0) if none."""
     spans = [(i, i + len(form)) for form in forms for i in range(len(said)) if said[i:i + len(form)] == form]
     return (min(i for i, _ in spans), max(end for _, end in spans)) if spans else (None, 0)
-
-
-MAIL_WORDS = "mail words"
-"""The lexicon's entries for what each source mail writes, keyed `mail_key(message_id)`: its words
-(`normalize_answer`'s, of its subject, body, sender, recipients and date) and its marks (`_is_mark`)."""
-
-
-def mail_key(message_id: str) -> str:
-    """The lexicon's key for the words of the mail `message_id` (`MAIL_WORDS`)."""
-    return f"{MAIL_WORDS} {message_id}"
-
-
-_CITING = frozenset("""a an the of in on at to for from by with as per via into and nor is are was were be been am
-has have had do does did will it its this that these those he she his her we our us i me my you your
-who which what when where there here so then than also only just both all any no not s t ll re ve d m mail mails email
-emails e message messages thread reply replied replies wrote write writes written said says say stated states
-confirmed confirms confirmation according source sources see cited quoted quote sent note noted latest last later
-earlier first original update updated moved move changed change since same unchanged subject title titled attached
-attachment inbox yes sure certain confident confidence high definitely certainly exact exactly correct right final
-answer verified 100 wrong typo corrected correction outdated old new but except though because after before
-until instead rather time date day room place venue cost amount price total code flight name meeting""".split())
-"""The words an aside may use beside the mail's and the question's own: function words, words that cite or correct
-the mail ("as the mail says", "no later mail moved it", "the earlier email was wrong"), words of confidence ("100%
-sure") and the names of what the inbox's questions ask ("X, except that the time moved")."""
-_AFFIRMING_MARKS = frozenset("✓✔✅☑👍")
-_BRACKETED = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]|\{([^{}]*)\}|<([^<>]*)>")
-_STARRED = re.compile(r"(?<![\w*])(?:\*+|_+)([^*_\n]+?)(?:\*+|_+)(?![\w*])")
-_CLAUSE_BREAK = re.compile(r"[,;|\n]|:(?!\d)|\s[-–—/]+\s|[-–—]{2,}|[–—]|\.{3,}|…")
-
-
-def _is_mark(char: str) -> bool:
-    """`char` is a symbol beyond ASCII (an emoji, a dingbat, a skin tone): no word, no punctuation, no currency."""
-    return ord(char) > 127 and unicodedata.category(char) in ("So", "Sk")
-
-
-def _stem(word: str) -> str:
-    """`word` without a plural or tense ending, so that "booked" names what "book" does."""
-    for ending in ("ing", "ed", "es", "s"):
-        if word.endswith(ending) and len(word) - len(ending) >= 3:
-            word = word[:-len(ending)]
-            break
-    return word.removesuffix("e")
-
-
-def _strays(question: InboxQuestion, answer: str, lexicon: Lexicon) -> bool:
-    """An aside beside the value names what neither the question, the gold nor a source mail writes: a bracket ("X
-    (hard to say)", "X [citation needed]", "X <unsure>"), a starred or underlined phrase ("X *shrugs*"), a mark ("X
-    😐"), a bracket left open ("X (vague"), or a clause after the value's own ("X, something like that", "X - no
-    guarantees", "X: hard to say", "X | vague", a line after it). Each of its words must
-    be one the mail or the question writes (in any case and tense), or one that cites the mail or states confidence
-    (`_CITING`: "X (as the mail says)", "X (100% sure)"), so a mail word inside a hedge does not hide it ("X (hard to
-    say, Dana)"); each mark must be one the mail writes or an affirming one (`_AFFIRMING_MARKS`). Word lists name
-    only the hedges they name: of 66 hedge shapes written after the last of them ("X (hard to say)", "X (sort of)",
-    "X (vague)", "X *shrugs*", "X (WIP)", "X (puede ser)", "X 😐", "X (odds 50%)"), 48 kept full credit on some of
-    every fifth answerable question until 2026-11-28; now 3 (51 answers), where the mail writes the hedge's words
-    ("X [needs source]" beside a mail that says "need"). A hedge in the mail's own words, one outside any aside ("X
-    hard to say", "X. Hard to say.", "Hard to say: X") and one of ASCII marks ("X ._.") still pass. Without the
-    source mails' words (a lexicon from `lexicon_of` alone) nothing is read as an aside: the judge cannot tell "X
-    (3rd floor)" from the mail from a hedge."""
-    mails = [lexicon[mail_key(source)] for source in question.sources if mail_key(source) in lexicon]
-    if not mails:
-        return False
-    explained = [question.answer or "", *question.aliases, question.question]
-    written = {entry for mail in mails for entry in mail}
-    if any(_is_mark(char) and char not in written and char not in _AFFIRMING_MARKS
-           and not any(char in text for text in explained) for char in answer):
-        return True
-    known = {_stem(word) for word in (*_CITING, *written, *_gold_weekdays(question),
-                                      *(w for text in explained for w in normalize_answer(text)))}
-    asides = [m.group(1) for m in _STARRED.finditer(answer)]
-    rest = answer
-    while (found := _BRACKETED.search(rest)) is not None:
-        asides.append(next(group for group in found.groups() if group is not None))
-        rest = rest[:found.start()] + " " + rest[found.end():]
-    if (opened := re.search(r"[(\[{<]", rest)) is not None:  # a bracket left open: "X (hard to say"
-        rest, asides = rest[:opened.start()], [*asides, rest[opened.end():]]
-    forms = [normalize_answer(form) for form in (question.answer or "", *question.aliases) if form]
-    rest = _THOUSANDS.sub("", rest)
-    for form in sorted((_THOUSANDS.sub("", f) for f in (question.answer or "", *question.aliases) if f), key=len,
-                       reverse=True):  # the value's own commas ("February 28, 2024") break no clause
-        rest = re.sub(re.escape(form), lambda m: _CLAUSE_BREAK.sub(" ", m.group()), rest, flags=re.IGNORECASE)
-    segments = _CLAUSE_BREAK.split(rest)
-    stating = [at for at, segment in enumerate(segments) if _stated(normalize_answer(segment), forms)[0] is not None]
-    if stating:
-        asides += segments[stating[-1] + 1:]
-    return any(_stem(word) not in known for aside in asides for word in normalize_answer(aside))
 
 
 _ABBREVIATIONS = (
@@ -714,7 +627,7 @@ def match_verdict(question: InboxQuestion, answer: str, lexicon: Lexicon | None 
         return Verdict("correct" if question.answer is None else "abstained", "match")
     if question.answer is None:
         return Verdict("wrong", "match")
-    right = _states_gold(question, answer, lexicon) and not is_hedged(question, answer, lexicon)
+    right = _states_gold(question, answer, lexicon) and not is_hedged(question, answer)
     return Verdict("correct" if right else "wrong", "match")
 
 
@@ -749,8 +662,7 @@ class AnswerJudge:
         reads it, and every re-scoring of the same episode, costs one judgement."""
         key = (question.id, question.question, answer)
         if key not in self._verdicts:
-            if (self.spec == "match" or is_abstention(answer) or question.answer is None
-                    or is_hedged(question, answer, self.lexicon)
+            if (self.spec == "match" or is_abstention(answer) or question.answer is None or is_hedged(question, answer)
                     or (question.kind in TYPED_KINDS and is_listed(question, answer, self.lexicon))):
                 verdict = match_verdict(question, answer, self.lexicon)
                 self._verdicts[key] = Verdict(verdict.verdict, self.spec if self.spec == "match" else "rule",

@@ -5,9 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import statistics
-import unicodedata
 from collections.abc import Mapping, Sequence
-from datetime import date
 from typing import Any
 
 from drill.core.judge import words
@@ -15,9 +13,8 @@ from drill.core.spec import Chart, Column, EnvOption, EnvSpec, percent
 from drill.core.types import Episode
 from drill.envs.inbox.baselines import baselines
 from drill.envs.inbox.env import InboxEnv
-from drill.envs.inbox.questions import (PROPER_WORDS, AnswerJudge, InboxQuestion, lexicon_of, mail_key,
-                                        normalize_answer)
-from drill.envs.inbox.store import MailStore, StoredMessage
+from drill.envs.inbox.questions import PROPER_WORDS, AnswerJudge, InboxQuestion, lexicon_of
+from drill.envs.inbox.store import MailStore
 from drill.envs.inbox.rubric import outcome, rubric
 from drill.envs.inbox.synthetic import DEFAULT_MESSAGES
 
@@ -43,11 +40,8 @@ def judge_lexicon(env: InboxEnv) -> dict[str, tuple[str, ...]]:
     it must in lower case too. Until 2026-11-29 a source mail's runs packed in lower case ("harrowgate books q2 cedar
     room lucas fontaine chidi yilmaz account executive") were correct on 175 of the 324 place and name questions, the
     same packs capitalised on none (eighth red team). And the judge knows the words the mail only writes capitalised
-    (`PROPER_WORDS`), to read an answer's lower-case words as the mail would write them. And it knows what each
-    question's source mails write (`mail_key`, `_mail_words`), so that an aside beside the value that names nothing
-    of them ("X (hard to say)") is a hedge, and one that does ("X (all in)") is not."""
-    questions = [q for split in ("train", "validation", "test") for q in env.tasks(split)]
-    lexicon = lexicon_of(questions)
+    (`PROPER_WORDS`), to read an answer's lower-case words as the mail would write them."""
+    lexicon = lexicon_of([q for split in ("train", "validation", "test") for q in env.tasks(split)])
     people = env.store.people()
     lexicon["name"] = tuple(dict.fromkeys([*lexicon.get("name", ()), *people]))
     lexicon["place"] = tuple(dict.fromkeys([*lexicon.get("place", ()), *people]))
@@ -56,24 +50,7 @@ def judge_lexicon(env: InboxEnv) -> dict[str, tuple[str, ...]]:
         values = {tuple(words(v)) for v in lexicon[kind]}
         lexicon[kind] += tuple(run for run in runs if not _holds_any(tuple(words(run)), values))
     lexicon[PROPER_WORDS] = proper
-    for question in questions:
-        for source in question.sources:
-            if mail_key(source) not in lexicon and (message := env.store.read(question.inbox, source)) is not None:
-                lexicon[mail_key(source)] = _mail_words(message)
     return lexicon
-
-
-def _mail_words(message: StoredMessage) -> tuple[str, ...]:
-    """The words a mail writes (`normalize_answer`'s: its id, subject, body, sender, recipients, and its date's weekday,
-    month and day), and its marks beyond ASCII that are no letter, digit, space or punctuation (emoji, dingbats)."""
-    texts = [message.message_id, message.subject, message.body, message.sender_name,
-             *(r.name for r in message.recipients)]
-    if message.date and re.match(r"\d{4}-\d{2}-\d{2}", message.date):
-        sent = date.fromisoformat(message.date[:10])
-        texts.append(f"{sent:%A %a %B %b} {sent.day}")
-    found = {word for text in texts for word in normalize_answer(text)}
-    found |= {char for text in texts for char in text if ord(char) > 127 and unicodedata.category(char)[0] == "S"}
-    return tuple(sorted(found))
 
 
 _RUN = re.compile(r"\b[A-Z][\w'&-]*(?: [A-Z][\w'&-]*)+")
