@@ -603,19 +603,29 @@ def test_a_ruled_out_step_in_few_words_is_an_order_and_its_denial_is_not(
     ("Instead of escalating: {}.", False),
     ("Do this instead: {}.", False),  # a colon after an excusing word that points at nothing (a review's)
     ("Instead: {}.", False),
+    ("Without delay {}.", False),  # in the step's clause, bearing on something else (a review's)
+    ("Instead of waiting {}.", False),
+    ("Rather than wait {}.", False),
+    ("Never hesitate to {}.", False),
+    ("It is not optional to {}.", False),
+    ("Do not wait and {}.", False),
     ("{}, it is not risky.", False),
     ("Do not {}.", True),
     ("Do not ever {}.", True),
+    ("Do not blindly {}.", True),
+    ("There is no need to {}.", True),
+    ("Don't tell anyone to {}.", True),
+    ("Escalate instead of simply {}.", True),
     ("{} will not help.", True),  # an explanation whose denial is in the step's clause
     ("Escalate instead of this: {}.", True),  # a colon after the excusing word and what it points at
     ("Escalate rather than {}.", True),
 ])
 def test_a_ruled_out_step_is_taken_back_only_in_its_own_clause(
         ruled_out: list[tuple[Any, str, str]], form: str, correct: bool) -> None:
-    """The other steps and the gold, then each ruled-out step in `form`: a denial up to the end of the step's last
-    clause takes it back, and so does "instead", "without", "rather" or "except" before it in its clause. Each wrong
-    form here kept full credit on all 18 such tickets until 2026-11-28 (any denial or excusing word anywhere in the
-    sentence excused it)."""
+    """The other steps and the gold, then each ruled-out step in `form`: a denial that bears on it, up to the end of
+    the step's last clause, takes it back, and so does "instead", "without", "rather" or "except" right before it.
+    Each wrong form here kept full credit on all 18 such tickets until 2026-11-28 (any denial or excusing word
+    anywhere in the sentence excused it)."""
     def write(t: Any, s: str) -> str:
         return f"{without_ruled_out(t, s)}. {t.gold_resolution} " + " ".join(
             form.format(h if form.startswith("{}") else h[:1].lower() + h[1:]) for h in t.ruled_out)

@@ -987,23 +987,54 @@ def _step_reading(head: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]
 _CLAUSE_END = re.compile(r"(?<=,)|(?<=:)(?!//)|(?=\()|(?<=\))|\s[-\u2013\u2014]+\s|[\u2013\u2014]")
 """Where a clause ends inside a sentence: after a comma, a colon (not a URL's) or a parenthesis, before one, or at a
 dash."""
-_EXCEPT = re.compile(r"\b(?:instead|without|rather|except)\b", re.IGNORECASE)
+_EXCEPTING = frozenset({"instead", "without", "rather", "except"})
 """Words that keep a clause from ordering what follows them in it ("instead of raising the limit", "without falling
 back to account keys"); "unless" is a condition ("Raise the limit unless told otherwise" orders it)."""
 
 
 def _takes_back(sentence: str, step: Set[str], own: Counter[str]) -> bool:
     """The sentence takes back what it says of a step (`step`: the step's terms): a denial (`DENIALS`, less `own`,
-    the denials the step has itself) up to the end of the last clause that names a term of the step ("Do not raise
-    the limit", "Rolling back will not help"), or an excusing word before a term of the step in its clause
-    (`_excused`). A denial in a later clause or an excusing word with nothing of the step after it takes nothing back
+    the denials the step has itself) that bears on the step (`_governing`) up to the end of the last clause that
+    names a term of the step ("Do not raise the limit", "Rolling back will not help"), or an excusing word before a
+    term of the step in its clause (`_excused`). A denial in a later clause or an excusing word with nothing of the step after it takes nothing back
     ("Raise the limit - no need to wait", "Raise the limit without delay", "Without delay, raise the limit": each kept
     a ruled-out or forbidden step's order in full until 2026-11-28); neither does an explanation whose denial follows
     a comma ("Rolling back, as the article says, will not help"): an honest cost."""
     parts = _CLAUSE_END.split(sentence)
     last = max((i for i, part in enumerate(parts) if set(content_terms(part)) & step), default=len(parts) - 1)
-    denials = Counter(w for w in words(" ".join(parts[:last + 1])) if w in DENIALS) - own
+    denials = Counter(w for part in parts[:last + 1] for w in _governing(part, step, DENIALS, after_step=True)) - own
     return bool(denials) or any(_excused(parts, i, step) for i in range(last + 1))
+
+
+def _governing(part: str, step: Set[str], marks: Set[str], after_step: bool) -> list[str]:
+    """The words of `marks` in the clause `part` that bear on the step. A denial (`after_step`) bears on it when a
+    term of the step comes before it ("Rolling back will not help"), after it with no word that turns it around in
+    between (`_UNDOING`: "Do not raise ...", "Do not tell clients to disable ..." but not "Never hesitate to raise
+    ...", "It is not optional to raise ..."), or nothing follows it ("Do not."). An excusing word bears on the step
+    when its next content word, an adverb skipped, is a term of the step ("instead of blindly raising the limit", but
+    not "instead of waiting raise the limit", "without delay raise the limit"). "Never hesitate to x", "It is not
+    optional to x", "Without delay x", "Instead of waiting x" kept a ruled-out step's order in full, 18 of 18, until
+    2026-11-28."""
+    said = [(word, content_terms(word)) for word in words(part)]
+    found = []
+    for at, (word, _) in enumerate(said):
+        if word not in marks:
+            continue
+        after = [(other, terms) for other, terms in said[at + 1:] if terms and not other.endswith("ly")]
+        if after_step:
+            reached = next((i for i, (_, terms) in enumerate(after) if set(terms) & step), None)
+            if any(set(terms) & step for _, terms in said[:at]) or not after or (
+                    reached is not None and not any(other in _UNDOING for other, _ in after[:reached])):
+                found.append(word)
+        elif after and after[0][1][0] in step:
+            found.append(word)
+    return found
+
+
+_UNDOING = frozenset({"hesitate", "wait", "delay", "fail", "forget", "neglect", "optional", "postpone", "hold",
+                      "stop", "doubt"})
+"""Words that turn a denial before them around ("Never hesitate to", "Don't wait to", "not optional", "Don't stop
+... until"): what follows is then ordered. Not "need" or "reason": "No need to raise the limit" denies it."""
 
 
 _POINTED_EXCEPTION = re.compile(r"\b(?:instead\s+of|rather\s+than|except(?:\s+for)?)\s+(?:this|that|these|those|"
@@ -1012,12 +1043,12 @@ _POINTED_EXCEPTION = re.compile(r"\b(?:instead\s+of|rather\s+than|except(?:\s+fo
 
 
 def _excused(clauses: list[str], i: int, head_terms: Set[str]) -> bool:
-    """Clause `i` says a term of the step after an excusing word (`_EXCEPT`; the first one, since whatever follows a
-    later one follows the first), or ends by excusing what follows its colon (`_POINTED_EXCEPTION`: "Escalate instead
+    """Clause `i` has an excusing word (`_EXCEPTING`) whose next content word is a term of the step (`_governing`:
+    "instead of raising the limit", not "instead of waiting raise the limit"), or ends by excusing what follows its
+    colon (`_POINTED_EXCEPTION`: "Escalate instead
     of this: raise the limit"; "Do this instead: raise the limit" and "Instead: ..." excuse nothing, 18 of 18 kept
     full credit in a review of 2026-11-28) and the next clause names a term of the step."""
-    first = _EXCEPT.search(clauses[i])
-    if first is not None and set(content_terms(clauses[i][first.end():])) & head_terms:
+    if _governing(clauses[i], head_terms, _EXCEPTING, after_step=False):
         return True
     return bool(_POINTED_EXCEPTION.search(clauses[i])) and i + 1 < len(clauses) \
         and bool(set(content_terms(clauses[i + 1])) & head_terms)
