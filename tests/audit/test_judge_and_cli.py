@@ -78,8 +78,8 @@ def test_lists_and_hedges_never_reach_a_judge_model_and_a_credulous_one_is_caugh
     # model is asked, so a model that accepts any answer containing the gold accepts none of them
     assert findings == [] and set(report["adversarial_accepted"].values()) == {0.0}
     stub.reply = text_reply(lambda request: "CORRECT")
-    report, findings = judge_audit(questions, AnswerJudge("openai:credulous", stub.base_url, lexicon=_lexicon()), shipped,
-                                   "openai:credulous", limit=12)
+    credulous = AnswerJudge("openai:credulous", stub.base_url, lexicon=_lexicon())
+    report, findings = judge_audit(questions, credulous, shipped, "openai:credulous", limit=12)
     kinds = {f.strategy.split(": ", 1)[1] for f in findings if f.kind == "judge accepts adversarial answers"}
     assert kinds == {"question repeated"}  # another value of the kind ("other gold") is ruled wrong: agreement holds
 

@@ -995,11 +995,12 @@ back to account keys"); "unless" is a condition ("Raise the limit unless told ot
 def _takes_back(sentence: str, step: Set[str], own: Counter[str]) -> bool:
     """The sentence takes back what it says of a step (`step`: the step's terms): a denial (`DENIALS`, less `own`,
     the denials the step has itself) that bears on the step (`_governing`) up to the end of the last clause that
-    names a term of the step ("Do not raise the limit", "Rolling back will not help"), or an excusing word before a
-    term of the step in its clause (`_excused`). A denial in a later clause or an excusing word with nothing of the step after it takes nothing back
-    ("Raise the limit - no need to wait", "Raise the limit without delay", "Without delay, raise the limit": each kept
-    a ruled-out or forbidden step's order in full until 2026-11-28); neither does an explanation whose denial follows
-    a comma ("Rolling back, as the article says, will not help"): an honest cost."""
+    names a term of the step ("Do not raise the limit", "Rolling back will not help"), or an excusing word right
+    before a term of the step (`_excused`). A denial in a later clause or an excusing word with nothing of the step
+    after it takes nothing back ("Raise the limit - no need to wait", "Raise the limit without delay", "Without
+    delay, raise the limit": each kept a ruled-out or forbidden step's order in full until 2026-11-28); neither does
+    an explanation whose denial follows a comma ("Rolling back, as the article says, will not help"): an honest
+    cost."""
     parts = _CLAUSE_END.split(sentence)
     last = max((i for i, part in enumerate(parts) if set(content_terms(part)) & step), default=len(parts) - 1)
     denials = Counter(w for part in parts[:last + 1] for w in _governing(part, step, DENIALS, after_step=True)) - own
