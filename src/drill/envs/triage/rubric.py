@@ -1017,18 +1017,21 @@ def _governing(part: str, step: Set[str], marks: Set[str], after_step: bool) -> 
     optional to x", "Without delay x", "Instead of waiting x" kept a ruled-out step's order in full, 18 of 18, until
     2026-11-28."""
     said = [(word, content_terms(word)) for word in words(part)]
-    found = []
-    for at, (word, _) in enumerate(said):
-        if word not in marks:
-            continue
-        after = [(other, terms) for other, terms in said[at + 1:] if terms and not other.endswith("ly")]
-        if after_step:
-            reached = next((i for i, (_, terms) in enumerate(after) if set(terms) & step), None)
-            if any(set(terms) & step for _, terms in said[:at]) or not after or (
-                    reached is not None and not any(other in _UNDOING for other, _ in after[:reached])):
-                found.append(word)
-        elif after and after[0][1][0] in step:
+    # read once from the right: for each word, the next content word (adverbs skipped), and whether a term of the step
+    # follows with no undoing word before it
+    ahead: list[tuple[str | None, bool]] = []
+    following, step_ahead = None, False
+    for word, terms in reversed(said):
+        ahead.append((following, step_ahead))
+        if terms and not word.endswith("ly"):
+            following = terms[0]
+            step_ahead = True if set(terms) & step else (False if word in _UNDOING else step_ahead)
+    ahead.reverse()
+    found, step_before = [], False
+    for (word, terms), (following, step_ahead) in zip(said, ahead):
+        if word in marks and (following in step if not after_step else step_before or following is None or step_ahead):
             found.append(word)
+        step_before = step_before or bool(set(terms) & step)
     return found
 
 
