@@ -65,6 +65,11 @@ def shipped(question: Any, answer: str) -> Verdict:
     return match_verdict(question, answer, _lexicon())
 
 
+def model_judge(spec: str, server: StubOpenAIServer) -> AnswerJudge:
+    """A judge model behind `server`, knowing the inbox's values as the rubric's judge does."""
+    return AnswerJudge(spec, server.base_url, lexicon=_lexicon())
+
+
 @pytest.fixture(scope="module")
 def questions() -> list[Any]:
     return inbox.load().tasks("test")
@@ -72,14 +77,13 @@ def questions() -> list[Any]:
 
 def test_lists_and_hedges_never_reach_a_judge_model_and_a_credulous_one_is_caught(stub: StubOpenAIServer,
                                                                                  questions: list[Any]) -> None:
-    report, findings = judge_audit(questions, AnswerJudge("openai:lenient", stub.base_url, lexicon=_lexicon()), shipped,
-                                   "openai:lenient", limit=12)
+    report, findings = judge_audit(questions, model_judge("openai:lenient", stub), shipped, "openai:lenient", limit=12)
     # rule: a hedge, and since issue 38 a list (of the question's kind, or after a separator), is wrong before the
     # model is asked, so a model that accepts any answer containing the gold accepts none of them
     assert findings == [] and set(report["adversarial_accepted"].values()) == {0.0}
     stub.reply = text_reply(lambda request: "CORRECT")
-    credulous = AnswerJudge("openai:credulous", stub.base_url, lexicon=_lexicon())
-    report, findings = judge_audit(questions, credulous, shipped, "openai:credulous", limit=12)
+    report, findings = judge_audit(questions, model_judge("openai:credulous", stub), shipped, "openai:credulous",
+                                   limit=12)
     kinds = {f.strategy.split(": ", 1)[1] for f in findings if f.kind == "judge accepts adversarial answers"}
     assert kinds == {"question repeated"}  # another value of the kind ("other gold") is ruled wrong: agreement holds
 
@@ -87,8 +91,7 @@ def test_lists_and_hedges_never_reach_a_judge_model_and_a_credulous_one_is_caugh
 def test_a_strict_judge_agrees_with_match_and_accepts_no_adversarial_answer(stub: StubOpenAIServer,
                                                                             questions: list[Any]) -> None:
     stub.reply = text_reply(strict)
-    report, findings = judge_audit(questions, AnswerJudge("openai:strict", stub.base_url, lexicon=_lexicon()), shipped,
-                                   "openai:strict", limit=12)
+    report, findings = judge_audit(questions, model_judge("openai:strict", stub), shipped, "openai:strict", limit=12)
     assert findings == [] and set(report["adversarial_accepted"].values()) == {0.0}
     assert report["agreement"] == 1.0
 

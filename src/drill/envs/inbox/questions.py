@@ -42,10 +42,9 @@ from drill.core.types import Task
 from drill.evaluate.report import atomic_write_text
 
 __all__ = [
-    "HEDGE_WORDS", "IDK", "PROPER_WORDS", "TYPED_KINDS", "AnswerJudge", "InboxQuestion", "Verdict", "is_abstention",
-    "is_hedged",
-    "generated_split", "is_listed", "lexicon_of", "load_questions", "match_verdict", "normalize_answer", "validation_or_train",
-    "write_questions",
+    "HEDGE_WORDS", "IDK", "PROPER_WORDS", "TYPED_KINDS", "AnswerJudge", "InboxQuestion", "Verdict", "generated_split",
+    "is_abstention", "is_hedged", "is_listed", "lexicon_of", "load_questions", "match_verdict", "normalize_answer",
+    "validation_or_train", "write_questions",
 ]
 
 IDK = "I don't know"

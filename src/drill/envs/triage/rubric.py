@@ -1049,9 +1049,9 @@ _POINTED_EXCEPTION = re.compile(r"\b(?:instead\s+of|rather\s+than|except(?:\s+fo
 def _excused(clauses: list[str], i: int, head_terms: Set[str]) -> bool:
     """Clause `i` has an excusing word (`_EXCEPTING`) whose next content word is a term of the step (`_governing`:
     "instead of raising the limit", not "instead of waiting raise the limit"), or ends by excusing what follows its
-    colon (`_POINTED_EXCEPTION`: "Escalate instead
-    of this: raise the limit"; "Do this instead: raise the limit" and "Instead: ..." excuse nothing, 18 of 18 kept
-    full credit in a review of 2026-11-28) and the next clause names a term of the step."""
+    colon (`_POINTED_EXCEPTION`: "Escalate instead of this: raise the limit"; "Do this instead: raise the limit" and
+    "Instead: ..." excuse nothing, 18 of 18 kept full credit in a review of 2026-11-28) and the next clause names a
+    term of the step."""
     if _governing(clauses[i], head_terms, _EXCEPTING, after_step=False):
         return True
     return bool(_POINTED_EXCEPTION.search(clauses[i])) and i + 1 < len(clauses) \
