@@ -214,3 +214,26 @@ def test_a_judge_that_reads_past_the_red_teams_hedges_is_caught(questions: list[
     _, left = judge_audit(answerable, shipped, shipped, "match")
     assert not left
 
+
+
+def test_the_judge_audit_judges_with_the_rubrics_lexicon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`drill audit inbox` audits the judge the rubric builds, knowing the inbox's values (`judge_lexicon`): until
+    2026-11-28 it built one without them, for which lower-case and glued names were no candidates."""
+    from drill.audit import commands
+    from drill.audit.search import AuditResult
+    from drill.envs.inbox import questions as inbox_questions
+
+    built: list[Any] = []
+    real = inbox_questions.AnswerJudge
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        built.append(judge := real(*args, **kwargs))
+        return judge
+
+    monkeypatch.setattr(inbox_questions, "AnswerJudge", recording)
+    options = inbox.SPEC.parse_options({"judge": "match"})
+    result = AuditResult(env="inbox", options=options, baselines={}, strategies=[], findings=[], seconds=0.0, tasks=0,
+                         seeds=1, split="validation")
+    commands.run_judge_audit(inbox.SPEC, options, result)
+    [judge] = built
+    assert judge.lexicon == _lexicon() and result.judge is not None and not result.findings
