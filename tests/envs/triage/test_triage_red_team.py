@@ -307,7 +307,8 @@ def test_a_step_that_forbids_said_as_an_order_is_no_answer(answered: list[tuple[
 
     forbidding = [(t, g, s) for t, g, s in answered if ordered(t, s) != s]
     assert len(forbidding) >= 15
-    for after in ("", " without delay", " unless told otherwise", " - no need to wait", " (nothing to worry about)"):
+    for after in ("", " without delay", " unless told otherwise", " - no need to wait", " (nothing to worry about)",
+                  " so it does not recur", " and don't think twice", " but do not wait"):  # 15 of 17 until a review
         assert correct_on(forbidding, lambda t, s: ordered(t, s, after)) <= 0.25 * len(forbidding), after
     assert correct_on(forbidding, lambda t, s: s) == correct_on(forbidding, lambda t, s: t.gold_resolution) == \
         len(forbidding)
@@ -610,6 +611,15 @@ def test_a_ruled_out_step_in_few_words_is_an_order_and_its_denial_is_not(
     ("It is not optional to {}.", False),
     ("Do not wait and {}.", False),
     ("{}, it is not risky.", False),
+    ("It is not a leak so {}.", False),  # a denial before a coordinator bears on its own half (this session's)
+    ("Don't escalate but {}.", False),
+    ("Do not panic, just {}.", False),
+    ("No time to lose so {}.", False),
+    ("{} so it does not recur.", False),
+    ("{} and don't think twice.", False),
+    ("{} and never mind the rest.", False),
+    ("{} but do not wait.", False),
+    ("{} yet don't tell anyone.", False),
     ("Do not {}.", True),
     ("Do not ever {}.", True),
     ("Do not blindly {}.", True),
@@ -619,6 +629,11 @@ def test_a_ruled_out_step_in_few_words_is_an_order_and_its_denial_is_not(
     ("{} will not help.", True),  # an explanation whose denial is in the step's clause
     ("Escalate instead of this: {}.", True),  # a colon after the excusing word and what it points at
     ("Escalate rather than {}.", True),
+    ("Do not {} but escalate.", True),
+    ("Do not {} and do not wait.", True),
+    ("Do not {} so soon.", True),
+    ("{} will not help, so escalate.", True),
+    ("{} and restoring will not help.", True),
 ])
 def test_a_ruled_out_step_is_taken_back_only_in_its_own_clause(
         ruled_out: list[tuple[Any, str, str]], form: str, correct: bool) -> None:

@@ -987,21 +987,28 @@ def _step_reading(head: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]
 _CLAUSE_END = re.compile(r"(?<=,)|(?<=:)(?!//)|(?=\()|(?<=\))|\s[-\u2013\u2014]+\s|[\u2013\u2014]")
 """Where a clause ends inside a sentence: after a comma, a colon (not a URL's) or a parenthesis, before one, or at a
 dash."""
+_COORDINATED = re.compile(r"\s(?=(?:but|so|yet)\s)|\s(?=and\s+(?:do\s+)?(?:" + "|".join(sorted(DENIALS)) + r")\b)",
+                          re.IGNORECASE)
+"""Where a clause's coordinated half begins: before "but", "so" or "yet", or before "and" that opens a denial ("and
+don't look back"). A denial bears only on its own half: "It is not a leak so raise the limit", "Don't escalate but
+raise the limit", "Raise the limit and don't think twice" kept a ruled-out step's order in full, 18 of 18, until
+2026-11-28 (a second review). "And" before anything else joins what it coordinates ("Rolling back and restoring
+will not help")."""
 _EXCEPTING = frozenset({"instead", "without", "rather", "except"})
 """Words that keep a clause from ordering what follows them in it ("instead of raising the limit", "without falling
 back to account keys"); "unless" is a condition ("Raise the limit unless told otherwise" orders it)."""
 
 
 def _takes_back(sentence: str, step: Set[str], own: Counter[str]) -> bool:
-    """The sentence takes back what it says of a step (`step`: the step's terms): a denial (`DENIALS`, less `own`,
-    the denials the step has itself) that bears on the step (`_governing`) up to the end of the last clause that
-    names a term of the step ("Do not raise the limit", "Rolling back will not help"), or an excusing word right
-    before a term of the step (`_excused`). A denial in a later clause or an excusing word with nothing of the step
-    after it takes nothing back ("Raise the limit - no need to wait", "Raise the limit without delay", "Without
-    delay, raise the limit": each kept a ruled-out or forbidden step's order in full until 2026-11-28); neither does
-    an explanation whose denial follows a comma ("Rolling back, as the article says, will not help"): an honest
-    cost."""
-    parts = _CLAUSE_END.split(sentence)
+    """The sentence takes back what it says of a step (`step`: the step's terms): a denial (`DENIALS`, less `own`, the
+    denials the step has itself) that bears on the step (`_governing`) up to the end of the last clause, or coordinated
+    half of one (`_COORDINATED`), that names a term of the step ("Do not raise the limit", "Rolling back will not help";
+    not "Don't escalate but raise the limit"), or an excusing word right before a term of the step (`_excused`). A
+    denial in a later clause or an excusing word with nothing of the step after it takes nothing back ("Raise the limit
+    - no need to wait", "Raise the limit without delay", "Without delay, raise the limit": each kept a ruled-out or
+    forbidden step's order in full until 2026-11-28); neither does an explanation whose denial follows a comma ("Rolling
+    back, as the article says, will not help"): an honest cost."""
+    parts = [half for clause in _CLAUSE_END.split(sentence) for half in _COORDINATED.split(clause)]
     last = max((i for i, part in enumerate(parts) if set(content_terms(part)) & step), default=len(parts) - 1)
     denials = Counter(w for part in parts[:last + 1] for w in _governing(part, step, DENIALS, after_step=True)) - own
     return bool(denials) or any(_excused(parts, i, step) for i in range(last + 1))
