@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 
 import pytest
@@ -15,9 +16,10 @@ from drill.envs.coderepair import (
     RandomPolicy,
     rubric,
 )
+from drill.envs.coderepair import sandbox
 from drill.envs.coderepair.baselines import candidates
 from drill.envs.coderepair.mutations import apply_all, mutations
-from drill.envs.coderepair.problems import problem, problems
+from drill.envs.coderepair.problems import _without_message, problem, problems
 from drill.envs.coderepair.tasks import all_tasks
 
 from .test_coderepair_gallery import play
@@ -116,7 +118,7 @@ def test_the_oracle_solves_every_test_task() -> None:
     env = CodeRepairEnv(per_problem=0)
     tasks = env.tasks("test")
     episodes = run_episodes(lambda: CodeRepairEnv(per_problem=0), [(t, 0) for t in tasks], OraclePolicy(), rubric())
-    assert all(e.score and e.score.components["all_hidden"] == 1.0 and len(e.turns) == 2 for e in episodes)
+    assert all(e.score and e.score.components["all_passed"] == 1.0 and len(e.turns) == 2 for e in episodes)
 
 
 def test_random_is_below_the_heuristic_which_is_below_the_oracle() -> None:
@@ -147,6 +149,22 @@ class _Input:
         self.task, self.history = task, []
 
 
+def test_a_bug_no_hidden_test_sees_is_not_solved_by_submitting_it() -> None:
+    """humaneval-112-a breaks three of its visible tests and none of its hidden ones (like 14 other variants): the
+    buggy file submitted at once was "solved" and scored 1.5 or more, above the heuristic's 1.49 on such variants
+    (it found no fix on 12 of them and submitted the file back, "solved" too). A real fix keeps the bonus."""
+    task = CodeRepairEnv().task("humaneval-112-a")
+    shown = len(task.problem.visible)
+    assert task.hidden_failed == 0 and task.visible_failed == 3
+    at_once, _ = play(CodeRepairEnv(), task, [Action.call("submit")])
+    oracle_edit = OraclePolicy().act([_Input(task)])[0]  # type: ignore[list-item]
+    fixed, _ = play(CodeRepairEnv(), task, [oracle_edit, Action.call("submit")])
+    assert at_once.score and at_once.score.components["hidden_passed"] == 1.0
+    assert not SPEC.success(at_once, task) and at_once.score.components["all_passed"] == 0.0
+    assert at_once.score.total == pytest.approx(1.0 + 0.2 * (shown - 3) / shown - 0.005)
+    assert fixed.score and SPEC.success(fixed, task) and fixed.score.total == pytest.approx(1.69)
+
+
 def test_the_buggy_file_is_the_canonical_one_with_the_planted_edits() -> None:
     task = CodeRepairEnv().task("humaneval-3-a")
     assert apply_all(task.canonical, []) == task.canonical
@@ -163,3 +181,22 @@ def test_reports_list_set_items_in_a_stable_order() -> None:
     _, seen = play(CodeRepairEnv(), task, [Action.call("replace_lines", path="solution.py", start=15, end=20,
                                                        text=body), Action.call("run_tests")])
     assert "returned {'apple', 'fig', 'kiwi', 'pear'}" in seen[1], seen[1]
+
+
+def test_no_hidden_test_repeats_a_visible_one_or_falls_to_one_constant() -> None:
+    """A table of the visible tests' answers must earn no hidden test, and a constant beside it must not pass them
+    all: HumanEval/111 and 144 repeated a visible assert under another message (one hidden test each), and the hidden
+    tests of HumanEval/30, 54, 56, 61 and 134 all expected one answer (`[]`, False) that the visible ones did not,
+    so `return False` (or `[]`) and a table solved every variant of them."""
+    used = {t.problem_id for t in all_tasks()}
+    asks = lambda test: _without_message(ast.parse(test.code).body[0].body[-1])  # type: ignore[attr-defined]
+    repeated, constant = [], []
+    for p in problems():
+        asked = {asks(t) for t in p.visible}
+        repeated += [f"{p.id} {t.name}" for t in p.hidden if asks(t) in asked]
+        for value in (True, False, 0, "", [], None):
+            if p.id in used and all(sandbox._judge(t, p.namespace(), lambda *a: value, t.name, []).passed
+                                    for t in p.hidden):
+                constant.append(f"{p.id} {value!r}")
+    assert not repeated, repeated
+    assert not constant, constant

@@ -62,7 +62,7 @@ def heuristic_score(task: CodeRepairTask) -> float:
 
     episode, = run_episodes(lambda: CodeRepairEnv(), [(task, 0)], HeuristicPolicy(), rubric())
     assert episode.count("submitted") == 1 and episode.score is not None
-    assert episode.score.components["all_hidden"] == 1.0, "the gallery's task must be one the heuristic fixes"
+    assert episode.score.components["all_passed"] == 1.0, "the gallery's task must be one the heuristic fixes"
     return episode.score.total
 
 
@@ -149,7 +149,7 @@ def test_printing_and_reading_its_own_workspace_are_allowed_and_the_hidden_tests
             "balance = 0\nfor op in operations:\n    balance += op\n    if balance < 0:\n        return True\n"
             "return False")
     episode, seen = play(_env(), task, [replace_body(task, body), Action.call("submit")])
-    assert episode.score is not None and episode.score.components["all_hidden"] == 1.0, seen
+    assert episode.score is not None and episode.score.components["all_passed"] == 1.0, seen
 
 
 def hard_coded(task: CodeRepairTask) -> Action:

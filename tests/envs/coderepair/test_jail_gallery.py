@@ -89,7 +89,7 @@ def honest_wrong(task: CodeRepairTask) -> float:
     scores = []
     for body in ("return False", "return True"):
         episode, _ = play(task, body)
-        assert episode.score is not None and episode.score.components["all_hidden"] == 0.0
+        assert episode.score is not None and episode.score.components["all_passed"] == 0.0
         scores.append(episode.score.total)
     return max(scores)
 

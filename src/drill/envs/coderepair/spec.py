@@ -14,7 +14,7 @@ from drill.envs.coderepair.env import CodeRepairEnv
 from drill.envs.coderepair.sandbox import SANDBOXES
 from drill.envs.coderepair.rubric import (
     DEFAULT_WEIGHTS,
-    all_hidden,
+    all_passed,
     hidden_passed,
     rubric,
     submission,
@@ -23,11 +23,11 @@ from drill.envs.coderepair.tasks import TIERS, CodeRepairTask
 
 
 def summarize(episodes: Sequence[Episode], tasks: Mapping[str, CodeRepairTask]) -> dict[str, Any]:
-    """Mean total, hidden-test share, solve rate (all hidden tests pass), submit rate, turns and test runs."""
+    """Mean total, hidden-test share, solve rate (every test passes), submit rate, turns and test runs."""
     return {
         "total": statistics.fmean(e.score.total for e in episodes if e.score),
         "hidden_passed": statistics.fmean(hidden_passed(e, tasks[e.task_id]) for e in episodes),
-        "solved": statistics.fmean(all_hidden(e, tasks[e.task_id]) for e in episodes),
+        "solved": statistics.fmean(all_passed(e, tasks[e.task_id]) for e in episodes),
         "submitted": statistics.fmean(submission(e) is not None for e in episodes),
         "turns": statistics.fmean(len(e.turns) for e in episodes),
         "test_runs": statistics.fmean(e.count("tests_run") + e.count("submitted") for e in episodes),
@@ -35,8 +35,8 @@ def summarize(episodes: Sequence[Episode], tasks: Mapping[str, CodeRepairTask]) 
 
 
 def success(episode: Episode, task: CodeRepairTask) -> bool:
-    """The submitted code passes every hidden test."""
-    return all_hidden(episode, task) == 1.0
+    """The submitted code passes every test, hidden and visible (`rubric.all_passed`)."""
+    return all_passed(episode, task) == 1.0
 
 
 def describe(task: CodeRepairTask) -> str:
@@ -59,7 +59,7 @@ SPEC: EnvSpec[CodeRepairTask] = EnvSpec(
     describe=describe,
     options=(
         EnvOption("max_turns", int, 30, "Turns before the episode ends unsubmitted.", flag="--max-turns"),
-        EnvOption("per_problem", int, 1, "Variants of each problem in a split (0: all; the test split has 77).",
+        EnvOption("per_problem", int, 1, "Variants of each problem in a split (0: all; the test split has 76).",
                   flag="--per-problem"),
         EnvOption("call_seconds", float, 2.0, "Sandbox wall-clock limit per call of the function.",
                   flag="--call-seconds"),
