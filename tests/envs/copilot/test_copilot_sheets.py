@@ -111,3 +111,21 @@ def test_a_typed_total_plus_zero_times_a_cell_fails_the_formula_checks() -> None
             verdicts[typed] = next(e.data for e in result.events if e.name == "checked")
         assert check in verdicts[False]["quality_passed"] and verdicts[False]["completed"]
         assert check in verdicts[True]["quality_failed"] and verdicts[True]["completed"], template
+
+
+SPELLINGS = {  # the total of B2:B4 as spreadsheets also take it (formula, whether it computes the total)
+    "=sum(b2:b4)": True, "=SUM($B$2:$B$4)": True, "=Sum(B$2:B$4)": True, "=SUM(B2,B3,B4)": True,
+    "=SUM(B2:B3, B4)": True, "=SUM(B2:B4, 0)": True, "=sum({total})": False, "=SUM({total}, 0)": False,
+    "=SUM(B2,B3)": False, "=SUM(B2:B4,B5)": False, "=SUM(B2:B4,)": False,
+}
+
+
+@pytest.mark.parametrize("formula", SPELLINGS)
+def test_a_total_spelled_as_spreadsheets_take_it_is_a_formula(formula: str) -> None:
+    """The ninth red team: lower-case names, `$` anchors and arguments separated by commas were `#ERROR`, so an
+    honest "=sum(b2:b4)" or "=SUM(B2,B3,B4)" failed "B5 is the total" and lost the L3 task; a typed total is still
+    no formula however it is spelled."""
+    cells = {"A1": "Month", "B1": "Amount", "B2": "400", "B3": "500", "B4": "567"}
+    written = formula.format(total="1467")
+    assert computes({**cells, "B5": written}, "B5", ["B2", "B3", "B4"]) is SPELLINGS[formula]
+    assert (Formulas({**cells, "B5": written})("B5") == 1467.0) is (SPELLINGS[formula] or "1467" in written)

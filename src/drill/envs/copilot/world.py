@@ -187,8 +187,8 @@ def parse_clock(text: str) -> int | None:
 # -- sheets ----------------------------------------------------------------------------------------------
 
 _CELL = re.compile(r"^([A-Z])([1-9]\d?)$")
-_TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|([A-Z][1-9]\d?)|(SUM|AVERAGE|MIN|MAX)\(([A-Z][1-9]\d?):([A-Z][1-9]\d?)\)"
-                    r"|([-+*/()]))")
+_TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|([A-Z][1-9]\d?)|(SUM|AVERAGE|MIN|MAX)\(([^()]*)\)|([-+*/()]))")
+_REFERENCE = re.compile(r"[A-Z][1-9]\d?(?::[A-Z][1-9]\d?)?")
 MAX_ROWS, COLUMNS = 60, "ABCDEFGH"
 
 
@@ -260,12 +260,31 @@ class Formulas:
         self.values[ref] = result
         return result
 
+    def _arguments(self, text: str) -> list[float]:
+        """The numbers a function reads: each range's or cell's numbers (empty and text cells skipped, a range off
+        the sheet read as empty) and each number written."""
+        refs: list[str] = []
+        values: list[float] = []
+        self._visit(1)
+        for argument in (a.strip() for a in text.split(",")):
+            if _REFERENCE.fullmatch(argument):
+                cells = [r for r in cell_range(argument) or [] if self.cells.get(r, "").strip()]
+                self._visit(len(cells))
+                refs += cells
+            else:
+                values.append(float(argument))
+        return [*values, *(v for v in map(self, refs) if isinstance(v, float))]
+
     def _visit(self, count: int) -> None:
         self.work += count
         if self.work > MAX_WORK:
             raise ValueError("sheet too complex to evaluate")
 
     def _formula(self, text: str) -> float:
+        """A formula as a spreadsheet reads it: names in any case and `$` anchors ignored ("=sum($B$2:$B$4)"), a
+        function's arguments ranges, cells or numbers separated by commas ("=SUM(B2,B3,B4)"). Until the ninth red
+        team each of those was `#ERROR`, so an honest total written so was no total."""
+        text = text.upper().replace("$", "")
         tokens: list[float | str] = []
         position = 0
         while position < len(text.rstrip()):
@@ -273,16 +292,14 @@ class Formulas:
             if not match:
                 raise ValueError(f"bad formula at {text[position:]!r}")
             position = match.end()
-            literal, ref, function, start, stop, operator = match.groups()
+            literal, ref, function, arguments, operator = match.groups()
             if literal:
                 tokens.append(float(literal))
             elif ref:
                 self._visit(1)
                 tokens.append(_numeric(self(ref)))
             elif function:
-                refs = [r for r in cell_range(f"{start}:{stop}") or [] if self.cells.get(r, "").strip()]
-                self._visit(len(refs) + 1)
-                values = [v for v in map(self, refs) if isinstance(v, float)]
+                values = self._arguments(arguments)
                 if function == "SUM":
                     tokens.append(sum(values))
                 elif not values:
