@@ -198,8 +198,12 @@ def _alerts(world: WorldSim) -> str:
 
 
 def _chat_summary(chat: list[ChatLine]) -> str:
+    """The latest chat lines, each cut to 160 characters but a message to the Manager or the team, which is whole: cut,
+    an honest SRE's "All clear, please resolve." after a status report of 190 characters never reached a Manager that
+    reads this text, as a language model does, while the heuristic Manager read it in the structured view (ninth red
+    team: a text-reading Manager beside that SRE closed no incident, -97.8 / -109.8 / -124.3, validation, 10 seeds)."""
     if not chat:
         return "Team chat summary:\n  (no messages yet)"
-    lines = [c.summary for c in chat[-_CHAT_LINES:]]
+    lines = [c.line if c.is_message and c.to in ("manager", "team") else c.summary for c in chat[-_CHAT_LINES:]]
     head = f"Team chat summary ({len(chat)} entries, latest {len(lines)}, oldest first)"
     return _section(head, lines)

@@ -90,7 +90,7 @@ class ChatLine:
 
     @cached_property
     def summary(self) -> str:
-        """The line cut to 160 characters, for the Manager's chat summary."""
+        """The line cut to 160 characters, for the Manager's chat summary (of the lines not addressed to it)."""
         return self.line if len(self.line) <= 160 else self.line[:157] + "..."
 
 
