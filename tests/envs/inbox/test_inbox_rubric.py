@@ -93,6 +93,20 @@ def test_correct_beats_i_dont_know_beats_wrong(env: InboxEnv) -> None:
     assert total(nothing) > 1.0 > 0.0 > total(guess)
 
 
+def test_an_answer_longer_than_the_event_keeps_is_wrong(env: InboxEnv) -> None:
+    """The event keeps an answer's first 500 characters, and the judge read only those: the gold, 500 spaces and ",
+    or maybe Granite Room?" scored as the gold (ninth red team). An answer of 500 characters is still read whole."""
+    q = answerable(env)
+    gold = q.sources[0]
+    plain = play(env, q, lambda t: [read(gold), answer(t.answer or "", [gold])])
+    for pad in (" " * 500 + ", or maybe Granite Room?", "." * 500):
+        padded = play(env, q, lambda t: [read(gold), answer((t.answer or "") + pad, [gold])])
+        assert padded.score and padded.score.components["wrong"] == 1.0
+        assert total(padded) < 0 < total(plain)
+    whole = play(env, q, lambda t: [read(gold), answer((t.answer or "").ljust(500), [gold])])
+    assert total(whole) == total(plain)
+
+
 def test_partial_credit_stays_below_any_correct_answer(env: InboxEnv) -> None:
     q = answerable(env)
     gold = q.sources[0]
@@ -301,11 +315,103 @@ def test_an_abstention_that_closes_by_citing_no_source_is_an_abstention(said: st
         assert match_verdict(question, listed).verdict == "wrong", listed
 
 
+@pytest.mark.parametrize("said", ["I don't know {q}.", "I couldn't find {q} in the inbox.", "No idea {q}",
+                                  "The inbox does not mention {q}.", "{q}? I don't know.",
+                                  'I couldn\'t find the answer to "{Q}" in the emails.'])
+def test_an_abstention_that_restates_the_question_is_an_abstention(env: InboxEnv, said: str) -> None:
+    """"I don't know which room the Q3 review is in" was a wrong answer (-1) on every question, where "I don't know"
+    earns +1.3 on one with no answer and 0 on one with an answer: the question's words are no answer to it (ninth red
+    team). A value beside it, or a hedge in it, is still a guess."""
+    for question in (unanswerable(env), answerable(env)):
+        restated = said.format(q=question.question[0].lower() + question.question[1:].rstrip("?"), Q=question.question)
+        verdict = match_verdict(question, restated).verdict
+        assert verdict == ("correct" if question.answer is None else "abstained"), restated
+    question = answerable(env)
+    assert question.answer is not None
+    restated = said.format(q=question.question.rstrip("?"), Q=question.question)
+    for guess in (f"{restated} {question.answer}", f"{question.answer}. {restated}", f"{restated}, maybe Cedar Room"):
+        assert match_verdict(question, guess).verdict == "wrong", guess
+
+
 @pytest.fixture(scope="module")
 def answerable_and_judge(env: InboxEnv) -> tuple[list[InboxQuestion], AnswerJudge]:
     """Every answerable question, and the rubric's judge (one, so its cache serves every parametrized case)."""
     questions = [q for split in ("train", "validation", "test") for q in env.tasks(split) if q.answer is not None]
     return questions, AnswerJudge("match", lexicon=judge_lexicon(env))
+
+
+@pytest.mark.parametrize("timed", ["{d}, 1 PM", "{d}, 1:00 PM UTC", "{d} at 1:00 PM (GMT+1)", "{d}, 2-3 PM",
+                                   "{d}, 10am-11am", "{d} from 2 to 3 PM", "{d}, 13:00 ET"])
+def test_a_clock_time_beside_the_gold_date_is_no_second_value(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], timed: str) -> None:
+    """"February 28, 1 PM", "February 28, 1:00 PM UTC" and "February 28, 2-3 PM" were wrong on all 274 date questions
+    with an answer: a time zone or an hour after a comma read as a new value, a range's first hour as a second number
+    (ninth red team). A second day hidden as an hour ("February 28, February 29 pm", "February 28-29 pm") is still
+    a second date."""
+    questions, judge = answerable_and_judge
+    dates = [q for q in questions if q.kind == "date"]
+    assert len(dates) > 200
+    for q in dates[::9]:
+        assert q.answer is not None
+        day = datetime.strptime(q.answer, "%B %d, %Y")
+        later = day + timedelta(days=1 if day.day < 28 else -1)
+        assert judge(q, timed.format(d=q.answer)).verdict == "correct", timed.format(d=q.answer)
+        for hidden in (f"{q.answer}, {later:%B} {later.day} pm", f"{day:%B} {day.day}-{later.day} pm"
+                       if later.day > 12 else f"{q.answer} or {later:%B} {later.day}, 1 PM"):
+            assert judge(q, hidden).verdict == "wrong", hidden
+
+
+def test_an_answer_is_read_in_unicode_compatibility_form(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge]) -> None:
+    """"CL\u00a0621" (a no-break space) was wrong on 178 of the 229 code questions and a full-width "ＣＬ６２１" or
+    "＄２，６４０" on every question, while a full-width "ｍａｙｂｅ" or "②" beside the gold hid (ninth red team)."""
+    questions, judge = answerable_and_judge
+    wide = str.maketrans({chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F)})
+    for q in questions[::13]:
+        assert q.answer is not None
+        spaced = next((a for a in q.aliases if q.kind == "code" and " " in a), q.answer)
+        for same in (spaced.replace(" ", "\u00a0"), q.answer.translate(wide)):
+            assert judge(q, same).verdict == "correct", same
+        for hidden in (f"{q.answer} {'maybe'.translate(wide)}", f"{q.answer} ②" if q.kind == "amount" else None):
+            assert hidden is None or judge(q, hidden).verdict == "wrong", hidden
+
+
+@pytest.mark.parametrize("form", ["%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d", "%Y-%m-%dT13:00:00Z", "%Y-%m-%d 13:00:00",
+                                  "%d-%b-%Y", "%b-%d", "%d-%b"])
+def test_a_date_in_another_common_form_is_read(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], form: str) -> None:
+    """"28/02/2024", "28.02.2024", "2024/02/28", "28-Feb-2024", "Feb-28" and "2024-02-28T13:00:00Z" were wrong on
+    every date question with an answer (ninth red team). Another date in the same form beside the gold is still a
+    list, and a slash date whose first number may be a month is read month first."""
+    questions, judge = answerable_and_judge
+    dates = [q for q in questions if q.kind == "date"]
+    assert len(dates) > 200
+    for q in dates[::9]:
+        assert q.answer is not None
+        day = datetime.strptime(q.answer, "%B %d, %Y")
+        other = day + timedelta(days=40)
+        if form == "%d/%m/%Y" and day.day <= 12:
+            assert judge(q, f"{day:%m/%d/%Y}").verdict == "correct"
+            continue
+        assert judge(q, f"{day:{form}}").verdict == "correct", f"{day:{form}}"
+        assert judge(q, f"{day:{form}} {other:{form}}").verdict == "wrong", f"{day:{form}} {other:{form}}"
+
+
+def test_a_name_written_surname_first_is_the_name(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge]) -> None:
+    """"Fontaine, Lucas" was wrong on 113 of the 117 name questions (ninth red team). Another person so written, or a
+    second name beside it, is still wrong."""
+    questions, judge = answerable_and_judge
+    names = [q for q in questions if q.kind == "name" and q.answer and " " in q.answer]
+    assert len(names) > 100
+    people = sorted({q.answer for q in names if q.answer})
+    for q in names[::7]:
+        assert q.answer is not None
+        first, last = q.answer.split(" ", 1)
+        other_first, other_last = next(p for p in people if p != q.answer).split(" ", 1)
+        assert judge(q, f"{last}, {first}").verdict == "correct"
+        for wrong in (f"{other_last}, {other_first}", f"{last}, {first}, {other_last}, {other_first}"):
+            assert judge(q, wrong).verdict == "wrong", wrong
 
 
 def test_the_gold_dates_weekday_after_a_separator_is_no_second_value(

@@ -12,7 +12,8 @@ One role, `assistant`. Each task is an `InboxQuestion` asked at a moment (`asked
   (normalized match or an LLM judge, see `drill.envs.inbox.rubric`), so an episode can be re-judged without
   replaying it.
 
-Events: `search` (keywords, results, ids), `read` (message_id, found), `answered` (answer, sources, cited),
+Events: `search` (keywords, results, ids), `read` (message_id, found), `answered` (answer: its first 500
+characters, answer_chars, sources, cited),
 `invalid_action` (the canonical payload), `out_of_turns`. Running out of turns ends the episode.
 Options are JSON-serializable so `check_env` can rebuild the env in another process; with no `db`, the env
 uses the synthetic company inbox for `seed`, built on first use into the cache folder.
@@ -211,7 +212,8 @@ class InboxEnv(Env[InboxQuestion]):
         assert self.question is not None
         cited = list(dict.fromkeys(i for s in sources for i in _cited_ids(s)))
         event = Event(name="answered", step=self.turn, role="assistant",
-                      data={"answer": answer[:500], "sources": cited[:50], "cited": len(cited)})
+                      data={"answer": answer[:500], "answer_chars": len(answer), "sources": cited[:50],
+                            "cited": len(cited)})
         return self._finish_turn("Your answer has been recorded.", [event], answered=True)
 
 

@@ -165,13 +165,19 @@ _NO_SOURCES = re.compile(r"[\s.;,]*\b(?:sources?|citations?|refs?|references?|ci
 a wrong answer on a question with no answer (-1 where "I don't know" scores +1.3; eighth red team)."""
 
 
-def is_abstention(answer: str) -> bool:
+def is_abstention(answer: str, question: str = "") -> bool:
     """The answer says "I don't know" (or idk, unknown, not found, N/A, none, ...: `_ABSTAIN_PREFIXES`) and nothing
     more than a few plain words, or it only says that the inbox holds no answer (`_says_it_has_no_answer`: "The
     emails don't say"):
     "I don't know, maybe the Harbor Room" is a hedge, not an abstention (`drill audit inbox` found the prefix check
-    taking it for one). A closing line that cites no source ("I don't know.\nSources: none") is no part of it."""
+    taking it for one). A closing line that cites no source ("I don't know.\nSources: none") is no part of it.
+
+    The words of `question` (the one asked) are no answer to it, so an abstention may restate it: "I don't know which
+    room the Q3 review with Harrowgate Books is in", "The inbox doesn't say when the Q1 QBR is". Until 2026-11-29 each
+    was a wrong answer (-1) on every question, where "I don't know" earns +1.3 on one with no answer and 0 on one
+    with an answer: the heuristic abstaining so scored -0.152 against 0.645 on validation (ninth red team)."""
     answer = _NO_SOURCES.sub("", answer)
+    asked = frozenset(normalize_answer(question))
     said_words = normalize_answer(answer)
     while said_words and said_words[0] in _ABSTAIN_OPENERS:
         said_words = said_words[1:]
@@ -180,11 +186,11 @@ def is_abstention(answer: str) -> bool:
         return True
     prefix = next((p for p in _ABSTAIN_PREFIXES if joined == p or joined.startswith(p + " ")), None)
     if prefix is None:
-        return _says_it_has_no_answer(said_words)
+        return _says_it_has_no_answer(said_words, asked)
     rest = joined[len(prefix):].split()
-    said = set(prefix.split()) | set(_ABSTAIN_OPENERS)
+    said = set(prefix.split()) | set(_ABSTAIN_OPENERS) | asked
     tail = [w for w in answer.split() if not set(normalize_answer(w)) <= said]
-    return len(rest) <= 6 and not set(rest) & HEDGE_WORDS and not any(
+    return len([w for w in rest if w not in asked]) <= 6 and not set(rest) & HEDGE_WORDS and not any(
         w[:1].isupper() or any(c.isdigit() for c in w) for w in tail)
 
 
@@ -208,13 +214,15 @@ emails don't say", "I don't have that information", "Cannot be determined", "No 
 been; an answer with any other word (a value, in any case) is not read this way."""
 
 
-def _says_it_has_no_answer(said: list[str]) -> bool:
-    """`said` (an answer's words) only says that there is no answer: each word from `_NO_ANSWER_WORDS`, and a
-    negation with what is missing ("no information", "doesn't say"), or a word that says it alone ("unknown")."""
+def _says_it_has_no_answer(said: list[str], asked: frozenset[str] = frozenset()) -> bool:
+    """`said` (an answer's words) only says that there is no answer: each word from `_NO_ANSWER_WORDS` or the
+    question's (`asked`), and a negation with what is missing ("no information", "doesn't say"), or a word that says
+    it alone ("unknown")."""
     words = set(said)
     if said[:2] == ["do", "not"]:  # an order ("Do not I don't know": `drill audit`'s denial), not a missing answer
         return False
-    return (len(said) <= 12 and words <= _NO_ANSWER_WORDS
+    own = [w for w in said if w not in asked]
+    return (len(own) <= 12 and set(own) <= _NO_ANSWER_WORDS
             and bool(words & _NO_ANSWER_ALONE or (words & _NO_ANSWER_NEGATIONS and words & _NO_ANSWER_SUBJECTS)))
 
 
@@ -232,7 +240,8 @@ def is_hedged(question: InboxQuestion, answer: str) -> bool:
     (`_ABBREVIATIONS`)."""
     answer = _unabbreviated(question, answer)
     return (hedged(answer, question.answer or "", *question.aliases, question.question)
-            or _asks(answer, question) or (not is_abstention(answer) and _abstains_beside(answer))
+            or _asks(answer, question) or (not is_abstention(answer, question.question)
+                                           and _abstains_beside(answer, frozenset(normalize_answer(question.question))))
             or _takes_back(question, answer))
 
 
@@ -410,15 +419,16 @@ def _closing(text: str) -> str:
 _PIECE_BREAK = re.compile(r"[.!?;:\n()\[\]]+|\s[-–—]+\s")
 
 
-def _abstains_beside(answer: str) -> bool:
+def _abstains_beside(answer: str, asked: frozenset[str] = frozenset()) -> bool:
     """One sentence (or bracket) of the answer is an abstention and nothing more, and another says something: "I
     don't know. Harbor Room", "Unknown. $4,300", "N/A. CL621", "Harbor Room. No idea." abstain and guess at once,
     like "I don't know, maybe Harbor Room" (a hedge). They were read as the value alone (on all 713 date, amount and
     code questions with an answer; "Unknown. X", "N/A. X", "None. X" and "No idea. X" on all 1,037: red team,
-    2026-11-28), and so is an answer that opens with one ("Dunno Harbor Room", "No clue Harbor Room"). A sentence
-    that goes on ("None of the other rooms was free") or a lone initial ("N. Okafor") is none."""
+    2026-11-28), and so is an answer that opens with one ("Dunno Harbor Room", "No clue Harbor Room"), or one that
+    restates the question's words (`asked`: "Harbor Room. I don't know which room."). A sentence that goes on ("None
+    of the other rooms was free") or a lone initial ("N. Okafor") is none."""
     pieces = [p for p in _PIECE_BREAK.split(answer) if re.search(r"\w", p)]
-    if len(pieces) > 1 and any(_bare_abstention(_said(p)) and sum(c.isalpha() for c in p) > 1 for p in pieces):
+    if len(pieces) > 1 and any(_bare_abstention(_said(p), asked) and sum(c.isalpha() for c in p) > 1 for p in pieces):
         return True
     said = _said(answer)
     return any(" ".join(said[:k]) in _OPENING_ABSTENTIONS for k in range(1, len(said)))
@@ -436,8 +446,8 @@ def _said(text: str) -> list[str]:
     return said
 
 
-def _bare_abstention(said: list[str]) -> bool:
-    return " ".join(said) in _ABSTAIN_PREFIXES or _says_it_has_no_answer(said)
+def _bare_abstention(said: list[str], asked: frozenset[str] = frozenset()) -> bool:
+    return " ".join(said) in _ABSTAIN_PREFIXES or _says_it_has_no_answer(said, asked)
 
 
 def lexicon_of(questions: Sequence[InboxQuestion]) -> dict[str, tuple[str, ...]]:
@@ -466,7 +476,45 @@ _SEGMENT_BREAK = re.compile(r"[,;|&?\n]|\band\b|\bor\b", re.IGNORECASE)
 _PLAIN = frozenset({"it", "its", "it's", "is", "was", "on", "at", "in", "he", "she", "they", "we", "i", "answer",
                     "this", "that", "there", "yes", "no"})
 _YEAR = re.compile(r"(19|20)\d\d")
-_CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?:\s*[ap]\.?m\b\.?)?", re.IGNORECASE)
+_HOUR = r"(?:\b(?:[01]?\d|2[0-3]):[0-5]\d(?:\s*[ap]\.?m\b\.?)?|\b(?:1[0-2]|0?[1-9])\s*[ap]\.?m\b\.?)"
+_CLOCK = re.compile(rf"(?:(?<![A-Za-z] )(?<![A-Za-z])(?:from\s+)?(?:{_HOUR}|\b(?:1[0-2]|0?[1-9]))\s*(?:[-–—]|to)\s*)?"
+                    rf"{_HOUR}(?:\s*\(?(?-i:UTC|GMT|[ECMP][SD]?T|BST|CES?T|EES?T|IST|JST|SGT|HKT|AE[SD]T)"
+                    r"(?:\s*[+−-]\s*\d{1,2}(?::?\d{2})?)?\)?)?", re.IGNORECASE)
+"""A clock time ("1:00 PM", "1pm", "13:00"), with a range's start ("2-3 PM", "from 10:00 to 11:30") and a time zone
+("1:00 PM UTC", "13:00 (GMT+1)"). A range's start never follows a word ("February 28 - 1 PM" keeps its day)."""
+_NOT_AN_HOUR = re.compile(r"\b((?:1[3-9]|[2-9]\d)(?::\d{2})?)\s*[ap]\.?m\b\.?", re.IGNORECASE)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*"
+_MONTH_BEFORE = re.compile(rf"\b{_MONTH}\.?\s*$", re.IGNORECASE)
+_DATE_FORMS = (
+    (re.compile(r"\b(\d{4})/(\d{1,2})/(\d{1,2})\b"), r"\1-\2-\3"),  # 2024/02/28
+    (re.compile(r"\b(\d{4}-\d{1,2}-\d{1,2})T(?=\d)"), r"\1 "),  # 2024-02-28T13:00:00Z
+    (re.compile(r"(?<![\d:])(\d{1,2}:\d{2}):\d{2}(?:\.\d+)?(?:Z\b|[+-]\d{2}:?\d{2}\b)?"), r"\1"),  # 13:00:00
+    (re.compile(rf"\b(\d{{1,2}})-({_MONTH})\b\.?(?:-(\d{{4}})\b)?", re.IGNORECASE), r"\1 \2 \3"),  # 28-Feb-2024
+    (re.compile(rf"\b({_MONTH})\.?-(\d{{1,2}})\b", re.IGNORECASE), r"\1 \2"),  # Feb-28
+    (re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})\b"), r"\3-\2-\1"),  # 28.02.2024: day first
+    (re.compile(r"(?<![\d/])(1[3-9]|2\d|3[01])/(0?[1-9]|1[0-2])/(\d{4})\b"), r"\3-\2-\1"),  # 28/02/2024
+)
+"""Dates as core's judge does not read them, each in a form it does: until 2026-11-29 "28/02/2024", "28.02.2024",
+"2024/02/28", "28-Feb-2024", "Feb-28" and "2024-02-28T13:00:00Z" were wrong on every date question with an answer
+(their numbers were read as other values; ninth red team). "04/05/2024" stays April 5 (month first, as core reads
+it); a day-first slash date is read only where its first number is no month."""
+
+
+def _core_dates(answer: str) -> str:
+    """`answer` with each date of `_DATE_FORMS` written as core's judge reads dates."""
+    for pattern, written in _DATE_FORMS:
+        answer = pattern.sub(written, answer)
+    return answer
+
+
+def _without_clocks(answer: str) -> str:
+    """`answer` without its clock times (`_CLOCK`), for a question whose gold has none. Core's judge reads the
+    "2" of "2-3 PM" as a number beside the date, and `_separated_list` "UTC" in "February 28, 1:00 PM UTC" as a new
+    name, so both were wrong on all 274 date questions with an answer, as were "February 28, 1 PM" and "February 28,
+    10-11am" (ninth red team). A number after a month ("February 29 pm") is a day, and "29 pm" no hour ("29" is
+    read): a second date hidden so stays a second date."""
+    answer = _NOT_AN_HOUR.sub(r"\1", answer)
+    return _CLOCK.sub(lambda m: m.group() if _MONTH_BEFORE.search(answer[:m.start()]) else " ", answer)
 
 
 def _separated_list(question: InboxQuestion, answer: str) -> bool:
@@ -476,7 +524,7 @@ def _separated_list(question: InboxQuestion, answer: str) -> bool:
     known = {w for form in (question.answer or "", *question.aliases, question.question)
              for w in normalize_answer(form)} | _gold_weekdays(question)
     if not any(_CLOCK.search(form) for form in (question.answer or "", *question.aliases)):
-        answer = _CLOCK.sub("", answer)
+        answer = _without_clocks(answer)
     segments = _SEGMENT_BREAK.split(_THOUSANDS.sub("", answer))
     first = True
     for segment in segments if len(segments) > 1 else ():
@@ -526,12 +574,31 @@ def _states_gold(question: InboxQuestion, answer: str, lexicon: Lexicon | None) 
             or _another_unit(question, answer)):
         return False
     known = (lexicon or {}).get(question.kind, ())
+    if question.kind == "date":
+        answer = _core_dates(answer)
+    if question.kind == "date" and not any(_CLOCK.search(form) for form in forms):
+        answer = _without_clocks(answer)
     if question.kind in ("place", "name"):
         answer = _capitalised(answer, frozenset((lexicon or {}).get(PROPER_WORDS, ())))
+    if question.kind == "name":
+        answer = _first_name_first(answer, (*forms, *known))
     verdict = judge(answer, forms, question.kind, question.question, known)
     if not verdict.correct and verdict.reason.startswith("states no ") and question.kind in ("date", "amount"):
         verdict = judge(_in_digits(answer), forms, question.kind, question.question, known)
     return verdict.correct
+
+
+_SURNAME_FIRST = re.compile(r"\s*([A-Z][\w'’-]+),\s*([A-Z][\w'’-]+)\s*\.?\s*")
+
+
+def _first_name_first(answer: str, names: Sequence[str]) -> str:
+    """A name written surname first ("Fontaine, Lucas") and nothing else, as "Lucas Fontaine" where that is one of
+    `names` (the gold's forms and the known names): it was wrong on 113 of the 117 name questions (ninth red team)."""
+    match = _SURNAME_FIRST.fullmatch(answer)
+    if match is None:
+        return answer
+    swapped = normalize_answer(f"{match[2]} {match[1]}")
+    return f"{match[2]} {match[1]}" if any(normalize_answer(name) == swapped for name in names) else answer
 
 
 PROPER_WORDS = "proper words"
@@ -621,8 +688,13 @@ def match_verdict(question: InboxQuestion, answer: str, lexicon: Lexicon | None 
 
     `drill audit inbox` found that an earlier judge accepted "Harbor Room, Chidi Yilmaz, Umar Ortega" and "Harbor
     Room, or maybe Granite Room", and an outside battery that it accepted every candidate packed with spaces only:
-    any answer within `MAX_EXTRA_WORDS` of the gold that contained it as a substring."""
-    if is_abstention(answer):
+    any answer within `MAX_EXTRA_WORDS` of the gold that contained it as a substring.
+
+    The answer is read in Unicode's compatibility form (NFKC): a no-break space, a full-width digit or letter is the
+    plain one. "CL\u00a0621" (a no-break space, as formatted text writes it) was wrong on 178 of the 229 code
+    questions, "２，２４０" on every amount question, and "Cedar Room ｍａｙｂｅ" hid its hedge (ninth red team)."""
+    answer = unicodedata.normalize("NFKC", answer)
+    if is_abstention(answer, question.question):
         return Verdict("correct" if question.answer is None else "abstained", "match")
     if question.answer is None:
         return Verdict("wrong", "match")
@@ -660,8 +732,10 @@ class AnswerJudge:
         """The verdict on `answer`, judged once per (question, answer) and cached: every rubric component that
         reads it, and every re-scoring of the same episode, costs one judgement."""
         key = (question.id, question.question, answer)
+        answer = unicodedata.normalize("NFKC", answer)  # as `match_verdict` reads it
         if key not in self._verdicts:
-            if (self.spec == "match" or is_abstention(answer) or question.answer is None or is_hedged(question, answer)
+            if (self.spec == "match" or is_abstention(answer, question.question) or question.answer is None
+                    or is_hedged(question, answer)
                     or (question.kind in TYPED_KINDS and is_listed(question, answer, self.lexicon))):
                 verdict = match_verdict(question, answer, self.lexicon)
                 self._verdicts[key] = Verdict(verdict.verdict, self.spec if self.spec == "match" else "rule",

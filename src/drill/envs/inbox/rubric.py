@@ -37,10 +37,17 @@ def _answered(episode: Episode) -> Event | None:
 
 
 def judgment(episode: Episode, task: InboxQuestion, judge: AnswerJudge) -> Verdict | None:
-    """The judge's verdict on the episode's answer (None without one): correct, wrong or abstained."""
+    """The judge's verdict on the episode's answer (None without one): correct, wrong or abstained.
+
+    An answer longer than the `answered` event keeps (`answer_chars` above its 500 characters) is wrong: the judge
+    would read only its start, so the gold, 500 spaces and ", or maybe Granite Room?" was the gold alone (the oracle
+    so padded: 1.292 and 95 of 95 successes on validation, as plain; ninth red team). No short answer comes near it."""
     event = _answered(episode)
     if event is None:
         return None
+    if int(event.data.get("answer_chars", 0)) > len(str(event.data["answer"])):
+        return Verdict("wrong", judge.spec, f"the answer has {event.data['answer_chars']} characters; the event keeps "
+                                            f"{len(str(event.data['answer']))}")
     retrieved = _searched(episode) | _read(episode)
     cited = [i for i in _ids(event, "sources") if i in retrieved]
     return judge(task, _without_citations(str(event.data["answer"]), cited))
