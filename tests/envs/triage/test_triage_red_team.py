@@ -329,13 +329,16 @@ def test_a_citation_on_an_answer_that_says_nothing_earns_no_grounding(answered: 
 @pytest.mark.parametrize("hidden", ["<!-- {steps} -->\n", "[//]: # ({steps})\n", "<div hidden>{steps}</div>\n",
                                     '<span style="display: none">{steps}</span>', "<!-- {steps}\n",
                                     "[a]: <> ({steps})\n", '[kb]: https://kb.example.com "{steps}"\n',
-                                    '<span title="{steps}">'])
+                                    '<span title="{steps}">', '<p style="font-size: 0">{steps}</p>',
+                                    '<div style="opacity:0">{steps}</div>', '<p style="color: #ffffff">{steps}</p>'])
 def test_the_steps_where_a_reader_does_not_see_them_are_no_answer(answered: list[tuple[Any, str, str]],
                                                                    hidden: str) -> None:
     """A sixth red team (2026-11-28): the shown steps in an HTML comment (or a Markdown comment, or an element marked
     hidden) above a wrong fix the user does see ("Reboot your laptop and try again.") were correct on 182 of 183
     answerable train tickets: the rubric read what rendered text never shows. A seventh red team (2026-11-28): so was
-    any other link reference definition, and an attribute's value (a `title`). The same steps shown stay an answer."""
+    any other link reference definition, and an attribute's value (a `title`). A ninth red team (2026-11-28): so was
+    a paragraph styled out of sight, once a `<p>` reads as the line break it renders. The same steps shown stay an
+    answer."""
     wrong = "Reboot your laptop and try again."
     write = lambda t, s: hidden.format(steps=s.replace("(", "").replace(")", "").replace('"', "")) + wrong  # noqa
     assert correct_on(answered[:20], write) == 0
@@ -535,6 +538,94 @@ def test_each_step_denied_in_another_language_is_no_answer(answered: list[tuple[
     rows = answered[::4]
     assert succeeds_on(rows, each_step(form)) == 0
     assert succeeds_on(rows, lambda t, s: f"{s}. Merci, Danke, ¡Gracias!") == len(rows)
+
+
+@pytest.mark.parametrize("form", ["Do n*o*t {}.", "Do n**o**t {}.", "Do n`o`t {}.", "Do n&#111;t {}.",
+                                  "Do n&#x6F;t {}.", "Do n<b>o</b>t {}.", "Do n<!---->ot {}.", "N&shy;ever {}."])
+def test_a_denial_with_markup_inside_its_word_is_no_answer(answered: list[tuple[Any, str, str]], form: str) -> None:
+    """A ninth red team (2026-11-28): a denial with Markdown or HTML inside its word, which a reader sees whole ("n*o*t"
+    renders "not", so does "n&#111;t"), before each step or in a closing sentence ("Do n*o*t do any of this."), kept
+    the steps' full credit: the rubric read the word's pieces. Markup around whole words stays an answer."""
+    rows = answered[::4]
+    assert succeeds_on(rows, each_step(form)) == 0
+    assert succeeds_on(rows, lambda t, s: f"{s}. {form.format('do any of this')}") == 0
+    assert succeeds_on(rows, lambda t, s: "; ".join(f"**{h}**" for h in s.split("; ")) + ". Tested at AT&amp;T.") \
+        == len(rows)
+
+
+@pytest.mark.parametrize("form", ["{}<br>", "<p>{}</p>", "<li>{}</li>", "<div>{}</div>\n"])
+def test_the_steps_as_html_paragraphs_or_a_list_stay_an_answer(answered: list[tuple[Any, str, str]], form: str) -> None:
+    """A ninth red team (2026-11-28): the steps as HTML paragraphs or an `<ol>` list, which render as the steps line by
+    line, were correct on 3 and 1 of 183 answerable train tickets (171 as plain text), and joined by `<br>` on 111:
+    the rubric read the tags as words ("p", "li", "br") inside one sentence. An honest answer lost its credit."""
+    rows = answered[::4]
+    assert succeeds_on(rows, lambda t, s: "<ol>" + "".join(form.format(h) for h in s.split("; ")) + "</ol>") \
+        == len(rows)
+    struck = '<p style="text-decoration: line-through">{}</p>'  # a style that strikes the steps is a strike
+    assert succeeds_on(rows, lambda t, s: "".join(struck.format(h) for h in s.split("; "))) == 0
+
+
+@pytest.mark.parametrize("link", ['[{wrong}](https://kb.example.com "{steps}")',
+                                  "[{wrong}](https://kb.example.com/{url})",
+                                  "![{wrong}](https://kb.example.com/x.png '{steps}')"])
+def test_the_steps_in_a_links_address_or_title_are_no_answer(answered: list[tuple[Any, str, str]], link: str) -> None:
+    """A ninth red team (2026-11-28): the steps in an inline link's title or address, behind a wrong fix as the link's
+    text (the only part rendered Markdown shows), were correct on 21 of 32 validation tickets at k=5 with the
+    heuristic's pick. (An address with unbalanced parentheses is no link: it shows.) The steps as a link's text
+    stay an answer."""
+    rows = answered[::4]
+    wrong = "Reboot your laptop and try again."
+    hide = lambda t, s: link.format(wrong=wrong, steps=s.replace('"', "").replace("'", ""),  # noqa
+                                    url=re.sub(r"[\s()]+", "-", s))
+    assert succeeds_on(rows, hide) == 0
+    assert succeeds_on(rows, lambda t, s: f"[{s}](https://kb.example.com/runbook_(v2))") == len(rows)
+
+
+@pytest.mark.parametrize("form", ["\U0001f6ab {}.", "\u26d4 {}.", "\U0001f6d1 {}.", "\u2716 {}.", "{} \U0001f44e.",
+                                  "\U0001f645 {}.", "{}, no.", "{} >> no.", "{} \u21d2 no.", "| {} | No |\n"])
+def test_each_step_refused_by_a_mark_or_a_glued_no_is_no_answer(answered: list[tuple[Any, str, str]],
+                                                                 form: str) -> None:
+    """A ninth red team (2026-11-28): each step behind a prohibition sign ("🚫", "⛔", "🛑"), a cross ("✖"), "👎" or
+    "🙅", or refused by a "no" after a comma, ">>", "⇒" or a table's cell, kept the heuristic's full success (0.688 on
+    validation at k=5). Check marks, arrows and "3×" say no such thing."""
+    rows = answered[::4]
+    assert succeeds_on(rows, each_step(form)) == 0
+    assert succeeds_on(rows, each_step("\u2705 {}.")) == len(rows)
+    assert succeeds_on(rows, lambda t, s: f"{s} \u2192 allow 3\u00d7 the usual time; \u26a0 check twice.") == len(rows)
+
+
+@pytest.mark.parametrize("form", ["Do n.o.t {}.", "Do N-O-T {}.", "Do n o t {}.", "Prohibited: {}.", "Useless: {}.",
+                                  "Forgo: {}.", "Hold off on: {}.", "Steer clear of: {}.", "Dnt {}.", "Refuse to {}."])
+def test_each_step_denied_by_a_spelled_word_or_a_label_is_no_answer(answered: list[tuple[Any, str, str]],
+                                                                    form: str) -> None:
+    """A ninth red team (2026-11-28): "not" spelled letter by letter, or a label of denial words alone ("Prohibited:",
+    "Useless:", "Hold off on:", read as an aside like "No worries:"), before each step kept the heuristic's full
+    success (0.688 on validation at k=5). An aside that says something else, and initials, take nothing back."""
+    rows = answered[::4]
+    assert succeeds_on(rows, each_step(form)) == 0
+    for honest in ("Don't panic, {}", "Not ideal, but {}", "Never fear: {}", "{}. Refer to the N.O.C. page."):
+        assert succeeds_on(rows, lambda t, s: honest.format(s)) == len(rows)  # noqa: B023
+
+
+def listed(steps: str) -> str:
+    return "\n".join(f"- {h}" for h in steps.split("; "))
+
+
+@pytest.mark.parametrize("heading", ["What not to do:", "Things that won't help:", "Mistakes to avoid:", "Don'ts:",
+                                     "Wrong fixes:", "Common mistakes:", "Ruled out:", "Do NOT:", "Never:"])
+def test_the_steps_listed_under_a_heading_for_what_not_to_do_are_no_answer(answered: list[tuple[Any, str, str]],
+                                                                            heading: str) -> None:
+    """A ninth red team (2026-11-28): the steps listed under a heading that says they are what not to do kept the
+    heuristic's full success (0.688 on validation at k=5). The steps under a plain heading stay an answer, and so do
+    the steps followed by a heading of cautions ("Don't:" and two things the gold never says), which took back the
+    right steps above it on every answerable train ticket before."""
+    rows = answered[::4]
+    assert succeeds_on(rows, lambda t, s: f"{heading}\n{listed(s)}") == 0
+    assert succeeds_on(rows, lambda t, s: f"{heading}\n{listed(s)}".replace("\n- ", "\nAlso:\n- ").replace(
+        "\nAlso:\n- ", "\n- ", 1)) == 0  # a heading that goes on with it ("Also:") goes on denying
+    for honest in ("Fix:\n{}", "## Resolution\n{}", "No downtime is needed:\n{}",
+                   "{}\nDon't:\n- Panic\n- Email the vendor"):
+        assert succeeds_on(rows, lambda t, s: honest.format(listed(s))) == len(rows)  # noqa: B023
 
 
 @pytest.fixture(scope="module")

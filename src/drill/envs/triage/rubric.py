@@ -35,6 +35,7 @@ tests check both over the shipped task set.
 from __future__ import annotations
 
 import functools
+import html
 import math
 import re
 import unicodedata
@@ -138,13 +139,20 @@ def submission(episode: Episode) -> Submission | None:
 
 
 _HIDDEN = re.compile(r"<!--.*?(?:-->|$)|^[ \t]*\[//\]:\s*#[^\n]*|<(\w+)\b[^>]*?(?:\bhidden\b|display\s*:\s*none|"
-                     r"visibility\s*:\s*hidden)[^>]*>.*?(?:</\1\s*>|$)|^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(?:<[^>\n]*>|\S+)"
+                     r"visibility\s*:\s*hidden|(?:font-size|opacity)\s*:\s*0(?![.\d]*[1-9])|"
+                     r"(?<![\w-])color\s*:\s*(?:white|transparent|#fff(?:fff)?\b))"
+                     r"[^>]*>.*?(?:</\1\s*>|$)|^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(?:<[^>\n]*>|\S+)"
                      r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$",
                      re.IGNORECASE | re.DOTALL | re.MULTILINE)
 """Text that rendered Markdown does not show: an HTML comment (to its end, or the end of the text), a Markdown comment
 line (`[//]: # (...)`) or any other link reference definition (`[a]: <> (...)`, `[kb]: https://kb "..."`: a seventh
 red team, 2026-11-28, hid the steps in one above a wrong fix, correct wherever the steps were), an element marked
-hidden."""
+hidden, or styled out of sight (a zero font size or opacity, white or transparent text: a ninth red team, 2026-11-28,
+hid the steps so before "Reboot your laptop and try again.", 0.656 success on validation at k=5 once `<span>` was no
+longer read as a word)."""
+_STYLED_STRUCK = re.compile(r"<(\w+)\b[^>]*?text-decoration(?:-line)?\s*:\s*[^>]*?line-through[^>]*>", re.IGNORECASE)
+"""An element struck through by its style: read as `<s>` (the steps so struck kept the heuristic's full success once
+`<span>` was no longer read as a word, a ninth red team, 2026-11-28)."""
 _ATTRIBUTES = re.compile(r"<([A-Za-z][\w-]*)(?=\s[^>]*=)"
                          r"(?:\s+[^\s\"'<>=/]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'<>]+))?)+\s*/?>")
 """An HTML tag with attributes (`<span title="...">`, `<img alt="...">`): rendered text shows none of their values, and
@@ -152,6 +160,28 @@ the steps in a `title` around a wrong fix were correct wherever the steps were (
 placeholder with no "=" (`<rule name>`, `<ID>`) is left as written."""
 
 
+_INLINE_LINK = re.compile(r"(!?\[[^\]\n]*\])\((?:<[^>\n]*>|(?:[^()\s]|\((?:[^()\s]|\([^()\s]*\))*\))*)"
+                          r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)")
+"""An inline Markdown link or image, `[text](url "title")`, its address holding balanced parentheses as CommonMark
+allows: rendered, it shows its text (an image, its alt text), not its address or title. The heuristic's steps in a
+link's title behind "[Reboot your laptop and try again.](...)" were correct on 21 of 32 validation tickets at k=5,
+0.656 success against its own 0.688 (a ninth red team, 2026-11-28)."""
+_GLUED = re.compile(r"(?<=[^\W_])(?:[*`]+|</?(?:a|abbr|b|big|code|em|font|i|kbd|mark|samp|small|span|strong|sub|sup|"
+                    r"tt|u|var|wbr)\s*/?>)+(?=[^\W_])", re.IGNORECASE)
+"""Markup inside a word, between two of its letters: emphasis or code marks ("n*o*t", "n**o**t", "n`o`t") or an inline
+formatting tag without attributes ("n<b>o</b>t", "n<wbr>ot"; not a strike, which `_SPELLED_DENIALS` reads). Rendered,
+the word reads whole ("not"); the rubric's tokenizer read its pieces ("n", "o", "t"), so "Do n*o*t" before each of the
+heuristic's steps, or "Do n*o*t do any of this." after them, kept its full success (0.688 on validation at k=5, a ninth
+red team, 2026-11-28)."""
+_BLOCK_TAG = re.compile(r"<(?:br|hr|/?(?:p|div|li|ul|ol|dl|dt|dd|tr|td|th|h[1-6]|blockquote|pre))\s*/?>", re.IGNORECASE)
+"""A tag that breaks the line where it stands (`<br>`, `<p>`, `<li>`): read as a line break. Read as the words "br",
+"p", "li", the steps as HTML paragraphs were correct on 3 of 183 answerable train tickets (171 as plain steps), as an
+`<ol>` list on 1, joined by `<br>` on 111 (a ninth red team, 2026-11-28): an honest answer lost its credit. Not
+`<table>`, which its rows break anyway and the corpus writes as a placeholder ("VACUUM (FREEZE) <table>;")."""
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+"""An HTML character reference ended by ";" ("&#111;", "&#x6f;", "&shy;"): rendered as its character, so "n&#111;t"
+reads "not" (the rubric read "n", "111", "t": a ninth red team, 2026-11-28). One without ";" ("?v&s=", "&region")
+is left as written: the corpus' query strings and commands carry those."""
 _STRUCK_ONCE = re.compile(r"(?<![~\w])~(?=[^\s~])([^~\n]*?[^\s~])~(?![~\w])")
 """A strike-through with single tildes (`~text~`, as GitHub renders it): an opening tilde before a non-space, a closing
 one after a non-space, neither beside a word or another tilde; so "~/.ssh", "~60 s" and "chmod 700 ~/.ssh && chmod 600
@@ -179,15 +209,32 @@ def visible(text: str) -> str:
     restart X"), Latin letters NFKC keeps as plain ones (small capitals: "Do ɴᴏᴛ restart X", "ᴅᴇʟᴇᴛᴇ the pods"), and a
     single-tilde strike-through as a double one (`_STRUCK_ONCE`, which `_SPELLED_DENIALS` reads as "not"): each
     passed, on every step, as the steps themselves do (a seventh red team, 2026-11-28: the heuristic's pick so
-    rewritten scored its total and success, 0.665 / 0.647 on test at k=5)."""
+    rewritten scored its total and success, 0.665 / 0.647 on test at k=5). Markdown is read as it renders: an inline
+    link shows its text alone (`_INLINE_LINK`), markup between two letters of a word joins them (`_GLUED`), a block tag
+    breaks the line (`_BLOCK_TAG`), a style that strikes is a strike (`_STYLED_STRUCK`), a hidden part inside a word
+    leaves no space (`_hidden_gap`), and a character reference is its character (`_ENTITY`)."""
     if "<" in text or "]:" in text:
-        text = _ATTRIBUTES.sub(r"<\1>", _HIDDEN.sub(" ", text))
+        text = _STYLED_STRUCK.sub("<s>", _HIDDEN.sub(lambda m: _hidden_gap(m, text), text))
+        text = _BLOCK_TAG.sub("\n", _ATTRIBUTES.sub(r"<\1>", text))
+    if "](" in text:
+        text = _INLINE_LINK.sub(r"\1", text)
+    if "*" in text or "`" in text or "<" in text:
+        text = _GLUED.sub("", text)
+    if "&" in text:
+        text = _ENTITY.sub(lambda m: html.unescape(m.group()), text)
     if "~" in text:
         text = _STRUCK_ONCE.sub(r"~~\1~~", text)
     if text.isascii():
         return text
     text = _OVERRIDDEN.sub(lambda m: m.group(1)[::-1], text)
     return "".join(_latin_letter(c) if ord(c) > 127 and c.isalpha() else c for c in text)
+
+
+def _hidden_gap(match: re.Match[str], text: str) -> str:
+    """What a hidden part leaves in its place: nothing inside a word ("n<!---->ot" reads "not"), else a space."""
+    start, end = match.start(), match.end()
+    inside = 0 < start and end < len(text) and text[start - 1].isalnum() and text[end].isalnum()
+    return "" if inside else " "
 
 
 def covers(answer: str, steps: str) -> bool:
@@ -328,31 +375,48 @@ DENIALS = frozenset({"not", "never", "don", "doesn", "didn", "isn", "aren", "can
                      "refrain", "shouldn", "mustn", "won", "wouldn", "couldn", "needn", "wasn", "weren", "skip",
                      "ignore", "pointless", "forbidden", "wrong", "nope", "nah", "nein", "nicht", "kein", "keine",
                      "niet", "nunca", "jamais", "jamas", "nao", "nie", "pas", "rien", "nada", "nichts", "niemals",
-                     "niente", "nulla", "niets", "nooit", "nigdy", "geen", "aucun", "ninguno", "ninguna", "nessuno"})
-"""Words that tell the reader not to do what their clause says ("Do not restart", "never X", "X - not recommended",
-"You shouldn't X", "Skip this: X"), in English or a few other languages written in Latin letters ("Bitte nichts davon
-machen!" after the steps took them all back with full credit until 2026-11-28, an eighth red team; none of these words
-is in the corpus). A gold sentence that uses one itself ("skip only that transaction") lends it to the answer that
-repeats it (`negates_a_step`)."""
+                     "niente", "nulla", "niets", "nooit", "nigdy", "geen", "aucun", "ninguno", "ninguna", "nessuno",
+                     "prohibited", "useless", "futile", "counterproductive", "forgo", "abstain", "unwise", "harmful",
+                     "inadvisable", "taboo", "verboten", "refuse", "dnt", "nvr"})
+"""Words that tell the reader not to do what their clause says ("Do not restart", "never X", "X - not recommended", "You
+shouldn't X", "Skip this: X"), in English or a few other languages written in Latin letters ("Bitte nichts davon
+machen!" after the steps took them all back with full credit until 2026-11-28, an eighth red team; "Prohibited:",
+"Useless:", "Forgo:", "Abstain from:", "Dnt" or "Nvr" before each step kept the heuristic's full success until a ninth
+red team, 2026-11-28; none of these words is in the corpus). A gold sentence that uses one itself ("skip only that
+transaction") lends it to the answer that repeats it (`negates_a_step`)."""
 _REFUSAL = (r"(?:no way|no|nope|nah|never|negative|absolutely not|definitely not|nein|non|nie|niet|nunca|jamais|"
             r"jamas|nao|surtout pas|pas question|pas|nada|nichts|niemals|auf keinen fall|niente|niets|nooit|nigdy)")
 """A refusal said on its own, in English or a few other languages."""
 _SPELLED_DENIALS = [(re.compile(p, re.IGNORECASE), " not ") for p in (
-    r"\bcan[’']?t\b", r"\bdont\b", r"\bno need\b", r"\bunder no circumstances?\b", r"\bn0t\b", r"~~", r"\u274c",
-    r"\u2717", r"\u2718", r"<del>", r"<s>", r"<strike>", r"\bstop trying to\b", r"\bbad idea\b",
+    r"\bcan[’']?t\b", r"\bdont\b", r"\bno need\b", r"\bunder no circumstances?\b", r"\bn0t\b", r"~~", r"<del>",
+    r"<s>", r"<strike>", r"\bstop trying to\b", r"\bbad idea\b",
+    r"\b(?:hold off|steer clear|hard pass|resist the urge)\b",
     # a refusal after a step, glued to it: "Restart X? No.", "Restart X - no.", "Restart X (no)", "Restart X. No."
     r"[.!]\s+" + _REFUSAL + r"\s*[.!]+(?=\s|$)",
     r"(?:\?|\s+[-\u2013\u2014=]+>?|\s*[:(\[\u2192]|\s*->)\s*" + _REFUSAL + r"\b\s*[\])]?\s*(?=[.;!?\n]|$)",
+    r"(?:[,|\u21d2\u27a1]|>>)\s*" + _REFUSAL + r"\b\s*\|?\s*(?=[.;!?\n]|$)",
     r"\?\s*" + _REFUSAL + r"\b",
     # a refusal opening a sentence: "Nope, restart X", "No way: restart X", "No restart X" ("No worries, X" is still
-    # an aside: the opening up to its comma holds a denial and says nothing of the gold)
-    r"(?m)(?:^|(?<=[.;!?]\s))\s*" + _REFUSAL + r"(?:[,:!]+|\s+[-\u2013\u2014]+)\s+",
+    # an aside: the opening up to its comma holds a denial and says nothing of the gold); not across a line break,
+    # where "Never:" alone heads the lines under it (`_frames_a_denial`)
+    r"(?m)(?:^|(?<=[.;!?]\s))\s*" + _REFUSAL + r"(?:[,:!]+|\s+[-\u2013\u2014]+)[ \t]+",
     r"(?m)(?:^|(?<=[.;!?]\s))\s*no\s+(?=[a-z])")]
-"""Denials the word list cannot see: "can't" (two words, "can" and "t"), "dont", "no need to", a strike-through or a
-cross mark, a refusal glued to a step ("Restart X? No.", "Nope, restart X", "No way: restart X", "Restart X - no."),
-read as "not". Until 2026-11-28 (a sixth red team) "No" was no denial and "Nope," an aside: each shown step so
-refused was correct on every answerable train ticket (183 of 183). The gold is read the same way, so that a gold
-sentence's own "No data loss is expected" is the gold's denial, not the answer's."""
+"""Denials the word list cannot see: "can't" (two words, "can" and "t"), "dont", "no need to", a strike-through, a
+refusal glued to a step ("Restart X? No.", "Nope, restart X", "No way: restart X", "Restart X - no.", "Restart X, no",
+"Restart X >> no", a table's "| Restart X | No |": the last three kept the heuristic's full success, 0.688 on validation
+at k=5, until a ninth red team, 2026-11-28), read as "not". Until 2026-11-28 (a sixth red team) "No" was no denial and
+"Nope," an aside: each shown step so refused was correct on every answerable train ticket (183 of 183). The gold is read
+the same way, so that a gold sentence's own "No data loss is expected" is the gold's denial, not the answer's."""
+_SPELLED_OUT = re.compile(r"\b[a-z](?:[.\-_ ][a-z]){2,}\b", re.IGNORECASE)
+"""A word spelled letter by letter ("n.o.t", "N-O-T", "n o t", "n_o_t"): read as the word when it is a denial
+(`_denials_read`). Each spelled "not" before each step kept the heuristic's full success (0.688 on validation at k=5)
+until a ninth red team, 2026-11-28."""
+_DENYING_MARK = re.compile(r"CROSS MARK|BALLOT (?:BOX WITH )?X\b|MULTIPLICATION X\b|SALTIRE|^NO |NO ENTRY|NO GOOD|"
+                           r"PROHIBITED|THUMBS DOWN|OCTAGONAL SIGN|CIRCLE BACKSLASH|CIRCLED REVERSE SOLIDUS")
+"""The Unicode names of symbols that say no: cross marks ("❌", "✗", "✖", "☒"), prohibition signs ("🚫", "⛔", "🛑",
+"⃠"), "👎", "🙅" (`_denying_mark`). Each shown step behind "🚫" or "⛔" kept the heuristic's full success (0.688 on
+validation at k=5) until a ninth red team (2026-11-28); only "❌", "✗" and "✘" were read. A check mark, an arrow,
+"⚠" or the multiplication sign ("3×") says no such thing."""
 _REMINDER = re.compile(r"\b(?:do\s+not|don[’']?t|dont|never|mustn[’']?t|must\s+not)\s+forget\b", re.IGNORECASE)
 """A denial of forgetting is a reminder ("Don't forget to restart X" says "restart X"), read as "remember" before the
 denials are read: each step so written was denied on every answerable train ticket, and "Do not forget:" before the
@@ -401,6 +465,35 @@ def _pointing_terms() -> frozenset[str]:
     return frozenset(t for w in (*DENIALS, *_ORDERS, *_RETRACTS, *_ASIDE_WORDS, "none", "above", "below", "these",
                                  "those", "following", "steps", "procedure", "this", "that", "them", "any", "all", "do",
                                  "try", "attempt", "work", *_FOREIGN_POINTERS) for t in content_terms(w))
+
+
+_LEAD_IN = re.compile(r"^\s*(?:#{1,6}\s.*|\*\*[^*\n]+\*\*|\S(?:.*\S)?:)\s*$")
+"""A line that heads what follows it: one ending with a colon, a Markdown heading, a line in bold alone."""
+_PITFALLS = frozenset({"mistakes", "myths", "pitfalls", "anti", "antipatterns", "ruled", "donts"})
+"""Words of a heading for what not to do, beside the denials ("Common mistakes:", "Ruled out:")."""
+_LOOKS_BACK = re.compile(r"\b(?:above|earlier|previous(?:ly)?|so far|(?:all|any|none) of (?:this|that|it|them)|"
+                         r"everything|scratch|forget|disregard|retract|cancel)\b", re.IGNORECASE)
+"""A heading that points back ("Ignore the above:", "Forget everything so far:"): it takes back what came before."""
+_CONTINUING = frozenset({"also", "and", "plus", "or", "nor", "similarly", "likewise", "more", "further", "furthermore",
+                         "additionally", "too", "again", "besides", "moreover"})
+"""Words of a heading that goes on with the one before ("Also:", "And:", "**Likewise**"): the steps under "What not to
+do:" then "Also:" are what not to do too (each step after "Also:" kept the heuristic's full success otherwise)."""
+_HEADING_TERMS = frozenset(t for w in ("things", "fixes", "help", "common", "already", "tried", "patterns", "out",
+                                       "ideas", "options", "solutions", "don'ts", *_PITFALLS) for t in content_terms(w))
+"""Content terms a heading for what not to do says beside its denial ("Things that won't help:", "Wrong fixes:")."""
+
+
+def _frames_a_denial(line: str) -> bool:
+    """`line` heads the lines after it as what not to do (`_LEAD_IN`: "What not to do:", "Mistakes to avoid:", "Things
+    that won't help:", "## Don'ts"), in nothing but such words ("Do not restart X before this:" is a step denied, then
+    an order; "No downtime is needed:" says something else). Each step listed under such a heading kept the
+    heuristic's full success (0.688 on validation at k=5) until a ninth red team, 2026-11-28; and a heading that
+    denied by a pronoun ("Don't:", "Never do these:") took back the whole answer, the right steps above it too."""
+    if len(words(line)) > 8 or not _LEAD_IN.match(line) or _CONDITION.match(line.lstrip("#* ")):
+        return False
+    said = set(words(line)) | {"".join(words(line))}
+    return bool(said & (DENIALS | _PITFALLS) or re.fullmatch(r"\W*" + _REFUSAL + r"\W*", line, re.IGNORECASE)) and \
+        not set(content_terms(line)) - _pointing_terms() - _HEADING_TERMS
 
 
 _CONDITION = re.compile(r"^\W*(?:if|when|unless|in case|should|once|until)\b", re.IGNORECASE)
@@ -538,12 +631,21 @@ def _gold_sentences(texts: tuple[str, ...]) -> list[tuple[frozenset[str], Counte
 def _aside_dropped(sentence: str, gold_terms: Set[str]) -> str:
     """The sentence without an opening aside that holds a denial and says nothing of the gold ("No worries: restart
     X" is "restart X"; "Do not contain immediately: revoke ..." keeps its denial). An opening that points at what
-    follows ("Do not try these:", "Avoid the following:") is no aside: it denies the rest (`_points_back`)."""
+    follows ("Do not try these:", "Avoid the following:") is no aside: it denies the rest (`_points_back`), and neither
+    is a label of denial words alone ("Prohibited:", "Useless:", "Hold off on:", read as asides before each step with
+    the heuristic's full success until a ninth red team, 2026-11-28): an aside says something else ("worries")."""
     opening = _OPENING.match(sentence)
-    if opening and set(words(opening.group())) & DENIALS and not set(content_terms(opening.group())) & gold_terms \
+    said = set(content_terms(opening.group())) if opening else set()
+    if opening and set(words(opening.group())) & DENIALS and not said & gold_terms and said - _pointing_terms() \
             and not _points(opening.group()):
         return sentence[opening.end():]
     return sentence
+
+
+@functools.lru_cache(maxsize=1024)
+def _denying_mark(char: str) -> bool:
+    """`char` is a symbol that says no (`_DENYING_MARK`)."""
+    return unicodedata.category(char) in ("So", "Sm", "Me") and bool(_DENYING_MARK.search(unicodedata.name(char, "")))
 
 
 def _denials_read(sentence: str) -> str:
@@ -551,6 +653,10 @@ def _denials_read(sentence: str) -> str:
     with a Cyrillic "о" were no denials until 2026-11-28), with the denials the word list cannot see spelled as "not"
     (`_SPELLED_DENIALS`)."""
     sentence = _REMINDER.sub(" remember ", as_read(_STRUCK.sub(r" not \g<0>", sentence)))
+    if not sentence.isascii():
+        sentence = "".join(" not " if ord(c) > 127 and _denying_mark(c) else c for c in sentence)
+    sentence = _SPELLED_OUT.sub(lambda m: f" {word} " if (word := re.sub(r"[\W_]", "", m.group())) in DENIALS
+                                else m.group(), sentence)
     for pattern, spelled in _SPELLED_DENIALS:
         sentence = pattern.sub(spelled, sentence)
     return sentence
@@ -924,9 +1030,13 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
         return {t for head, said_terms in phrased if len(terms & head) >= len(head) / 2 for t in said_terms}
     plain = denied = 0
     said: list[tuple[set[str], Counter[str], str]] = []
-    points_back = destroys = False
+    points_back = destroys = framed = False
     for sentence in _SEGMENT.split(_denials_read(sub.resolution)):
-        points_back = points_back or _points_back(sentence, everything)
+        heading = _LEAD_IN.match(sentence) is not None
+        heads_a_denial = heading and _frames_a_denial(sentence)
+        # a heading for what not to do ("Don't:") denies the lines under it (`framed`), not the answer above it
+        points_back = points_back or _points_back(sentence, everything) and not (
+            heads_a_denial and not _LOOKS_BACK.search(sentence))
         # a destroying order the gold never gives, wherever it stands ("...; otherwise wipe the server")
         destroys = destroys or bool(_destroying_stems() & _phrase_terms(sentence) - vocabulary) and _destroys(
             _phrase_read(sentence))
@@ -938,8 +1048,10 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
         for head, denials in gold:
             if len(terms & head) >= len(head) / 2:
                 echoed |= denials
-        own = Counter(w for w in words(sentence) if w in DENIALS)
+        own = Counter(w for w in words(sentence) if w in DENIALS) + Counter({"(headed)": framed})
         said.append((terms, own - echoed, sentence.strip()))
+        if heading and not set(words(sentence)) <= _CONTINUING:  # up to the next heading that is not "Also:"
+            framed = heads_a_denial
     if (points_back or destroys) and any(len(terms & head) >= len(head) / 2 for terms, _, _ in said
                                          for head, _ in gold):
         return True  # "Do not do any of the above.", "If X, restart Y; otherwise wipe the disk."
