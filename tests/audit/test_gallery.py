@@ -691,7 +691,7 @@ def test_a_judge_that_reads_only_its_own_abstention_phrasing_is_caught(monkeypat
     assert misread() == []
     monkeypatch.setattr(questions, "_ABSTAIN_PREFIXES", ("i don t know", "i do not know", "i dont know", "idk",
                                                          "unknown", "not found", "no answer", "cannot find"))
-    monkeypatch.setattr(questions, "_says_it_has_no_answer", lambda said: False)  # a seventh red team's reader
+    monkeypatch.setattr(questions, "_says_it_has_no_answer", lambda said, asked: False)  # a seventh red team's reader
     assert {"N/A", "No idea", "I'm not sure", "The inbox does not say"} <= set(misread())
 
 

@@ -13,7 +13,7 @@ import pytest
 from drill.core import Action, Episode, PolicyInfo, PolicyInput, run_episodes
 from drill.envs.inbox import InboxEnv, InboxQuestion, baselines, load, rubric
 from drill.envs.inbox.baselines import HeuristicPolicy, search_keywords
-from drill.envs.inbox.questions import IDK, AnswerJudge, is_abstention, lexicon_of, match_verdict
+from drill.envs.inbox.questions import IDK, AnswerJudge, is_abstention, lexicon_of, match_verdict, plain_text
 from drill.envs.inbox.spec import judge_lexicon
 
 
@@ -374,6 +374,65 @@ def test_an_answer_is_read_in_unicode_compatibility_form(
             assert judge(q, same).verdict == "correct", same
         for hidden in (f"{q.answer} {'maybe'.translate(wide)}", f"{q.answer} ②" if q.kind == "amount" else None):
             assert hidden is None or judge(q, hidden).verdict == "wrong", hidden
+
+
+def test_an_abstention_that_names_a_value_in_lower_case_is_a_guess(env: InboxEnv) -> None:
+    """Restating the question let an abstention run long, and its lower-case words were plain words: "I don't know
+    which room the Q2 review is in, cedar room or harbor room" named candidates as an abstention (0 where a guess is
+    -1) on 335 of 1,037 answerable questions, and as a right answer (+1.3) on a question with no answer (ninth
+    review). A value the question names, and the restated question alone, still abstain."""
+    judge = AnswerJudge("match", lexicon=judge_lexicon(env))
+    questions = [q for split in ("train", "validation", "test") for q in env.tasks(split) if q.kind == "place"]
+    rooms = sorted({q.answer for q in questions if q.answer and q.answer.endswith(" Room")})
+    for q in questions[::5]:
+        asked = q.question.rstrip("?")
+        restated = f"I don't know {asked[0].lower()}{asked[1:]}"
+        other = next(r for r in rooms if r != q.answer)
+        named = f"{restated}, {(q.answer or other).lower()} or {other.lower()}"
+        assert judge(q, restated).verdict == ("correct" if q.answer is None else "abstained"), restated
+        assert judge(q, named).verdict == "wrong", named
+        assert judge(q, f"{restated}, {other.lower()}").verdict == "wrong"
+
+
+_SMALL_CAPS = str.maketrans("abcdefghijklmnoprstuvwyz", "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ")
+_CYRILLIC = str.maketrans("aceopxyACEHKMOPTXB", "асеорхуАСЕНКМОРТХВ")
+
+
+@pytest.mark.parametrize("hide", ["soft hyphen", "zero-width space", "combining grapheme joiner", "small capitals",
+                                  "cyrillic", "accent"])
+def test_a_second_value_or_a_hedge_is_not_hidden_by_invisible_or_look_alike_letters(
+        answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge], hide: str) -> None:
+    """A soft hyphen or zero-width character inside a second candidate ("Harbor Room Ce\u00addar Room"), or one
+    written in look-alike letters (small capitals, Cyrillic, a combining accent), was no word to the judge: the list
+    was correct like the gold alone on up to 332 of the 1,037 answerable questions, and "X mayb\u00ade", "X
+    (guеss)" or "X mäybe" hid a hedge on every one (ninth review). The gold written so is still the gold."""
+    questions, judge = answerable_and_judge
+
+    def hidden(text: str) -> str:
+        if hide == "small capitals":
+            return text.lower().translate(_SMALL_CAPS)
+        if hide == "cyrillic":
+            return text.lower().translate(_CYRILLIC)
+        mark = {"soft hyphen": "\u00ad", "zero-width space": "\u200b", "combining grapheme joiner": "\u034f",
+                "accent": "\u0301"}[hide]
+        return re.sub(r"(?<=[A-Za-z])(?=[a-z])", mark, text, count=1) if hide != "accent" else \
+            re.sub(r"(?<=[A-Za-z])", mark, text, count=1)
+
+    checked = 0
+    for q in questions[::7]:
+        assert q.answer is not None
+        if q.kind in ("place", "name"):
+            other = next(o.answer for o in questions if o.kind == q.kind and o.inbox == q.inbox
+                         and o.answer not in (q.answer, *q.aliases) and q.answer not in (o.answer or ""))
+            assert judge(q, f"{q.answer} {other}").verdict == "wrong"
+            assert judge(q, f"{q.answer} {hidden(other)}").verdict == "wrong", hidden(other)
+            checked += 1
+        for hedge in (f"{q.answer} {hidden('maybe')}", f"{q.answer} ({hidden('guess')})"):
+            assert judge(q, hedge).verdict == "wrong", hedge
+        if hide in ("soft hyphen", "zero-width space", "combining grapheme joiner") and q.answer[:2].isalpha():
+            assert judge(q, hidden(q.answer)).verdict == "correct", hidden(q.answer)
+    assert checked > 40
+    assert plain_text("Delia Grünwald", judge.lexicon) == "Delia Grünwald"  # a person the mail writes so
 
 
 @pytest.mark.parametrize("form", ["%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d", "%Y-%m-%dT13:00:00Z", "%Y-%m-%d 13:00:00",

@@ -44,7 +44,7 @@ from drill.evaluate.report import atomic_write_text
 __all__ = [
     "HEDGE_WORDS", "IDK", "PROPER_WORDS", "TYPED_KINDS", "AnswerJudge", "InboxQuestion", "Verdict", "generated_split",
     "is_abstention", "is_hedged", "is_listed", "lexicon_of", "load_questions", "match_verdict", "normalize_answer",
-    "validation_or_train", "write_questions",
+    "plain_text", "validation_or_train", "write_questions",
 ]
 
 IDK = "I don't know"
@@ -683,6 +683,94 @@ def _length(text: str) -> int:
     return count
 
 
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                        "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e0fff]")
+"""Characters that show nothing (a soft hyphen, zero-width spaces and joiners, a word joiner, a byte-order mark,
+direction marks, variation selectors, Hangul fillers, tags)."""
+_LOOK_ALIKE = str.maketrans(
+    "аеорсухіјѕԁӏһԛԝАВЕКМНОРСТХІЈЅУԚԜαοινρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+    "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢıȷɑɡ",
+    "aeopcyxijsdlhqwABEKMHOPCTXIJSYQWaoivptuxABEZHIKMNOPTYX"
+    "abcdefghijklmnopqrstuvwyzijag")
+"""Letters of other scripts that look like Latin ones ("а" is Cyrillic, "ο" Greek) and Latin small capitals ("ᴄᴇᴅᴀʀ"),
+as the Latin letter they look like."""
+_LATIN_LOOK = frozenset("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢıȷɑɡ")
+_ACCENTS = "\u0300-\u0333\u0339-\u036f"
+"""Combining diacritics (not the overlays U+0334-U+0338, which strike a word through: a doubt mark)."""
+_WORD_RUN = re.compile(rf"(?:[^\W\d_]|[{_ACCENTS}])+")
+_FOLDED: dict[int, tuple[object, frozenset[str]]] = {}
+
+
+def _folding_words(lexicon: Lexicon | None) -> frozenset[str]:
+    """The words an answer's look-alike or accented word is read as (`plain_text`): each word of the lexicon's
+    values and proper words, and the hedge and taking-back words."""
+    cached = _FOLDED.get(id(lexicon))
+    if cached is not None and cached[0] is lexicon:
+        return cached[1]
+    found = set(HEDGE_WORDS) | {w for p in (*_TAKING_BACK, *_ABSTAIN_PREFIXES) for w in p.split()}
+    for values in (lexicon or {}).values():
+        found.update(w for value in values for w in normalize_answer(value))
+    _FOLDED[id(lexicon)] = (lexicon, frozenset(found))
+    return _FOLDED[id(lexicon)][1]
+
+
+def _without_accents(word: str) -> str:
+    return unicodedata.normalize("NFC", re.sub(f"[{_ACCENTS}]", "", unicodedata.normalize("NFD", word)))
+
+
+_VALUES: dict[int, tuple[object, dict[str, frozenset[tuple[str, ...]]]]] = {}
+
+
+def _names_a_value(question: InboxQuestion, answer: str, lexicon: Lexicon | None) -> bool:
+    """An abstention names a known value of the question's kind (the lexicon's, in `normalize_answer`'s words) that the
+    question does not: "I don't know which room the Q3 review is in, harbor room or cedar room" is a guess in lower
+    case, which `is_abstention` reads as plain words. Restating the question let such an abstention run long, so it
+    named the gold and a second candidate on 335 of 1,037 answerable questions (abstained, 0, where a guess is -1)
+    and any candidate on a question with no answer (correct, +1.3; ninth review)."""
+    if not lexicon or question.kind not in lexicon:
+        return False
+    cached = _VALUES.get(id(lexicon))
+    if cached is None or cached[0] is not lexicon:
+        plain = _NO_ANSWER_WORDS | {w for p in _ABSTAIN_PREFIXES for w in p.split()}  # not the mail's "Could I"
+        cached = (lexicon, {kind: frozenset(tuple(words) for value in values
+                                            if not set(words := normalize_answer(value)) <= plain)
+                            for kind, values in lexicon.items()})
+        _VALUES[id(lexicon)] = cached
+    values = cached[1][question.kind]
+    asked = set(normalize_answer(question.question))
+    said = normalize_answer(_NO_SOURCES.sub("", answer))
+    longest = max((len(value) for value in values), default=0)
+    return any(tuple(said[i:i + n]) in values and not set(said[i:i + n]) <= asked
+               for n in range(1, longest + 1) for i in range(len(said) - n + 1))
+
+
+def plain_text(answer: str, lexicon: Lexicon | None = None) -> str:
+    """`answer` as a reader sees it: in Unicode's compatibility form (NFKC), without invisible characters
+    (`_INVISIBLE`), and each word written in look-alike letters (`_LOOK_ALIKE`) or with accents as the Latin word it
+    looks like, where that is a word of the lexicon's values or a hedge (`_folding_words`: "mаybe" with a Cyrillic
+    "а", "Сеdаr", "mäybe", "guéss"); Latin small capitals ("ᴄᴇᴅᴀʀ") always. Other words stay: a Greek "α" that glues
+    fifteen words into one is still another script (`_length`), and "Grünwald" a name.
+
+    The judge read such a word as no word of its own: a soft hyphen or zero-width space inside a second candidate
+    ("Harbor Room Ce\u00addar Room") or a look-alike one ("Harbor Room ᴄᴇᴅᴀʀ ʀᴏᴏᴍ") hid it, so a list of two was
+    correct like the gold alone (222 and 332 of 1,037 answerable questions), and "X mayb\u00ade", "X (guеss)" or "X
+    (guéss)" hid a hedge on all 1,037 (ninth review)."""
+    answer = _INVISIBLE.sub("", unicodedata.normalize("NFKC", answer))
+    known = _folding_words(lexicon)
+
+    def read(match: re.Match[str]) -> str:
+        word = match.group()
+        if word.isascii():
+            return word
+        looks = word.translate(_LOOK_ALIKE)
+        latin = _without_accents(looks)
+        if latin.isascii() and latin.lower() in known:
+            return latin
+        return looks if all(c.isascii() or c in _LATIN_LOOK for c in word) else word
+
+    return _WORD_RUN.sub(read, answer)
+
+
 def match_verdict(question: InboxQuestion, answer: str, lexicon: Lexicon | None = None) -> Verdict:
     """Judge by value against the gold answer and its aliases (`drill.core.judge`); a hedge or a list is wrong.
 
@@ -692,9 +780,12 @@ def match_verdict(question: InboxQuestion, answer: str, lexicon: Lexicon | None 
 
     The answer is read in Unicode's compatibility form (NFKC): a no-break space, a full-width digit or letter is the
     plain one. "CL\u00a0621" (a no-break space, as formatted text writes it) was wrong on 178 of the 229 code
-    questions, "２，２４０" on every amount question, and "Cedar Room ｍａｙｂｅ" hid its hedge (ninth red team)."""
-    answer = unicodedata.normalize("NFKC", answer)
+    questions, "２，２４０" on every amount question, and "Cedar Room ｍａｙｂｅ" hid its hedge (ninth red team). It is
+    also read without invisible characters and with look-alike letters as the Latin ones (`plain_text`)."""
+    answer = plain_text(answer, lexicon)
     if is_abstention(answer, question.question):
+        if _names_a_value(question, answer, lexicon):  # a guess in lower case, however it opens
+            return Verdict("wrong", "match")
         return Verdict("correct" if question.answer is None else "abstained", "match")
     if question.answer is None:
         return Verdict("wrong", "match")
@@ -732,7 +823,7 @@ class AnswerJudge:
         """The verdict on `answer`, judged once per (question, answer) and cached: every rubric component that
         reads it, and every re-scoring of the same episode, costs one judgement."""
         key = (question.id, question.question, answer)
-        answer = unicodedata.normalize("NFKC", answer)  # as `match_verdict` reads it
+        answer = plain_text(answer, self.lexicon)  # as `match_verdict` reads it
         if key not in self._verdicts:
             if (self.spec == "match" or is_abstention(answer, question.question) or question.answer is None
                     or is_hedged(question, answer)

@@ -46,8 +46,9 @@ def judgment(episode: Episode, task: InboxQuestion, judge: AnswerJudge) -> Verdi
     if event is None:
         return None
     if int(event.data.get("answer_chars", 0)) > len(str(event.data["answer"])):
-        return Verdict("wrong", judge.spec, f"the answer has {event.data['answer_chars']} characters; the event keeps "
-                                            f"{len(str(event.data['answer']))}")
+        # the rubric's verdict, not the judge's: a judge is any callable (`drill audit`'s gallery plugs in functions)
+        return Verdict("wrong", "rubric", f"the answer has {event.data['answer_chars']} characters; the event keeps "
+                                          f"{len(str(event.data['answer']))}")
     retrieved = _searched(episode) | _read(episode)
     cited = [i for i in _ids(event, "sources") if i in retrieved]
     return judge(task, _without_citations(str(event.data["answer"]), cited))
