@@ -310,6 +310,9 @@ def test_a_copilot_answer_check_by_substring_is_caught(monkeypatch: pytest.Monke
     monkeypatch.setitem(checks.CHECKERS, "event_room", lambda t, s, e, a: substring_answer(a, str(t.params["room"])))
     monkeypatch.setitem(checks.CHECKERS, "mail_sender", lambda t, s, e, a: substring_answer(
         a, str(t.params["name"]), str(t.params["address"])))
+    # all three question templates: since the ninth red team's review the shipped sheet_value check refuses the
+    # world's names packed beside an amount, so a substring check on two of three no longer reaches the heuristic
+    monkeypatch.setitem(checks.CHECKERS, "sheet_value", lambda t, s, e, a: substring_answer(a, str(t.params["amount"])))
     found, means = packing_findings(copilot.SPEC, 9)
     kinds = {(f.kind, f.family) for f in found}
     assert ("reaches the heuristic", "heuristic: packed candidates") in kinds, kinds
