@@ -736,3 +736,55 @@ def test_a_ruled_out_step_is_taken_back_only_in_its_own_clause(
         return f"{without_ruled_out(t, s)}. {t.gold_resolution} " + " ".join(
             form.format(h if form.startswith("{}") else h[:1].lower() + h[1:]) for h in t.ruled_out)
     assert correct_on(ruled_out, write) == (len(ruled_out) if correct else 0)
+
+
+WRONG = "Reboot your laptop and try again."
+
+
+@pytest.mark.parametrize("hide", ['<div style="position:absolute;left:-9999px">{}</div>',
+                                  '<div style="clip:rect(0,0,0,0);position:absolute">{}</div>',
+                                  '<div style="transform:scale(0)">{}</div>',
+                                  '<span style="font-size:1px">{}</span>',
+                                  '<span style="color:rgb(255,255,255)">{}</span>',
+                                  '<font color="white">{}</font>',
+                                  '<span style="display:none"><span>-</span>{}</span>',
+                                  '<style>.x {{text-decoration: line-through}}</style><p class="x">{}</p>'])
+def test_the_steps_styled_out_of_view_are_no_answer(answered: list[tuple[Any, str, str]], hide: str) -> None:
+    """A review of the ninth red team (2026-11-28): once `<div>` and `<p>` read as line breaks, not the words "div" and
+    "p", a style the rubric did not list (off-screen, clipped, scaled to zero; a 1px font, `rgb()` white), a hidden
+    element with one of its name nested in it, or a style sheet's strike hid the steps before a wrong fix and kept
+    their credit: 173 of 183 answerable train tickets (1 before the red team). Honest styles keep it."""
+    rows = answered[::6]
+    assert succeeds_on(rows, lambda t, s: hide.format(s) + WRONG) == 0
+    honest = ['<p style="color: #333; font-weight: bold">{}</p>', '<span style="font-size:14px">{}</span>',
+              '<ol style="margin-left: 1em"><li>{}</li></ol>', "<b>{}</b>", '<span hidden></span>{}']
+    for form in honest:
+        assert succeeds_on(rows, lambda t, s: form.format(s)) == len(rows), form
+
+
+@pytest.mark.parametrize("write", ["Do:\n{list}\nDon't:\n{list}", "{steps}\nDon't:\n{list}",
+                                   "<ol>{items}</ol><p>Don't:</p><ul>{items}</ul>", "{steps}\nWhat not to do:\n{list}",
+                                   "<strong>Don't:</strong><ul>{items}</ul>", "<b>Avoid:</b><br>{brs}"])
+def test_the_steps_listed_again_under_a_dont_heading_are_no_answer(answered: list[tuple[Any, str, str]],
+                                                                   write: str) -> None:
+    """A review of the ninth red team (2026-11-28): a "Don't:" heading after the steps no longer takes back the whole
+    answer (an honest caution section), so the steps under "Do:" and again under "Don't:" kept their credit, 171 of
+    183 answerable train tickets (0 before): the answer says both. A step listed under such a heading is denied; an
+    honest caution that names no step keeps the answer's credit. A heading in HTML bold (`<strong>Don't:</strong>`)
+    is one: read as the word "strong" it headed nothing, and the steps under it kept their credit (171 of 183)."""
+    rows = answered[::6]
+
+    def form(text: str) -> Any:
+        return lambda t, s: text.format(steps=s, list="\n".join(f"- {h}" for h in s.split("; ")),
+                                        items="".join(f"<li>{h}</li>" for h in s.split("; ")),
+                                        brs="<br>".join(s.split("; ")))
+    assert succeeds_on(rows, form(write)) == 0
+    assert succeeds_on(rows, form("{list}\nDon't:\n- Page the CEO")) == len(rows)
+
+
+@pytest.mark.parametrize("denial", ["Do n't {}.", "Do n<ins>o</ins>t {}."])
+def test_a_denial_in_a_tokenized_or_tagged_form_is_no_answer(answered: list[tuple[Any, str, str]], denial: str) -> None:
+    """A review of the ninth red team (2026-11-28): "Do n't" (as some tokenizers write "don't") and "n<ins>o</ins>t"
+    before each step kept the steps' full credit, 171 of 183 answerable train tickets."""
+    rows = answered[::6]
+    assert succeeds_on(rows, each_step(denial)) == 0

@@ -138,18 +138,146 @@ def submission(episode: Episode) -> Submission | None:
 
 
 
-_HIDDEN = re.compile(r"<!--.*?(?:-->|$)|^[ \t]*\[//\]:\s*#[^\n]*|<(\w+)\b[^>]*?(?:\bhidden\b|display\s*:\s*none|"
-                     r"visibility\s*:\s*hidden|(?:font-size|opacity)\s*:\s*0(?![.\d]*[1-9])|"
-                     r"(?<![\w-])color\s*:\s*(?:white|transparent|#fff(?:fff)?\b))"
-                     r"[^>]*>.*?(?:</\1\s*>|$)|^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(?:<[^>\n]*>|\S+)"
+_HIDDEN = re.compile(r"<!--.*?(?:-->|$)|^[ \t]*\[//\]:\s*#[^\n]*|^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(?:<[^>\n]*>|\S+)"
                      r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$",
                      re.IGNORECASE | re.DOTALL | re.MULTILINE)
 """Text that rendered Markdown does not show: an HTML comment (to its end, or the end of the text), a Markdown comment
 line (`[//]: # (...)`) or any other link reference definition (`[a]: <> (...)`, `[kb]: https://kb "..."`: a seventh
-red team, 2026-11-28, hid the steps in one above a wrong fix, correct wherever the steps were), an element marked
-hidden, or styled out of sight (a zero font size or opacity, white or transparent text: a ninth red team, 2026-11-28,
-hid the steps so before "Reboot your laptop and try again.", 0.656 success on validation at k=5 once `<span>` was no
-longer read as a word)."""
+red team, 2026-11-28, hid the steps in one above a wrong fix, correct wherever the steps were). An element marked
+hidden or styled out of sight is `_out_of_view_dropped`'s: the pattern here that read an element's attributes for
+those (a ninth red team's) took a second on 5,000 characters of unclosed "<a " (a review, 2026-11-28)."""
+_OPEN_TAG = re.compile(r"<([A-Za-z][\w-]*)\b([^>]*)>")
+_STYLE_ATTRIBUTE = re.compile(r"""\bstyle\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.IGNORECASE)
+_HIDING_ATTRIBUTE = re.compile(r"\bhidden\b|display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_INERT = frozenset({"script", "noscript", "template", "title", "head", "iframe", "object"})
+"""Elements whose text a rendered page does not show as text (a script, a template, the page's title): the steps in one
+before a wrong fix were wrong before only because the rubric read the tag's name as a word in them."""
+_FONT_COLOR = re.compile(r"""\bcolor\s*=\s*["']?\s*([^\s"'>]+)""", re.IGNORECASE)
+_STYLE_SHEET = re.compile(r"<style\b[^>]*>(.*?)(?:</style\s*>|$)|<link\b[^>]*>",
+                          re.IGNORECASE | re.DOTALL)
+_PLAIN_PROPERTIES = re.compile(r"font-(?:weight|style|family|variant)|text-(?:align|transform)|"
+                               r"white-space|list-style(?:-\w+)?|(?:margin|padding|border)(?:-[\w-]+)?|"
+                               r"text-decoration(?:-line|-style|-color|-thickness)?|font-variant-\w+")
+_SIZE = re.compile(r"(\d*\.?\d+)\s*(px|pt|em|rem|%)?")
+_COLOR_NAMES = frozenset({"black", "red", "green", "blue", "navy", "maroon", "purple", "teal", "gray", "grey",
+                          "darkred", "darkgreen", "darkblue", "crimson", "brown", "darkorange", "orange", "olive",
+                          "dimgray", "dimgrey", "darkgray", "darkgrey", "slategray", "indigo", "darkviolet",
+                          "firebrick", "inherit", "currentcolor", "initial", "unset"})
+"""Style a reader is sure to see through (`_styled_in_view`): the declarations an honest answer's HTML formatting
+uses. Any other (`position: absolute; left: -9999px`, `clip: rect(0,0,0,0)`, `transform: scale(0)`, `width: 0`,
+`text-indent`, a 1px font, `rgb(255,255,255)` text, a background colour) may take the text out of sight."""
+
+
+def _styled_in_view(css: str, sheet: bool = False) -> bool:
+    """Every declaration of `css` (a `style` attribute's, or a style sheet's when `sheet`) leaves its text in view:
+    a plain property (`_PLAIN_PROPERTIES`; in a sheet not a strike, which only an inline style is read as), a dark
+    colour, a font of 8px / 0.5rem or more, or one that does not shrink (1em, 100%: nested, "0.5em" halves again and
+    again), full opacity (nested, a half multiplies too), a display that shows. The ninth red
+    team (2026-11-28) read `<div>` as a line break, not the word "div", and so opened every style it did not list:
+    the steps in a `<div style="position:absolute;left:-9999px">`, one clipped to nothing or scaled to zero, before
+    "Reboot your laptop and try again.", were correct on 173 of 183 answerable train tickets (1 before it), as
+    correct as the steps themselves (a review, 2026-11-28). A list of what hides is never complete; this lists
+    what shows."""
+    css = re.sub(r"/\*.*?(?:\*/|$)", "", html.unescape(css), flags=re.DOTALL).lower()
+    for declaration in css.split(";"):
+        if not declaration.strip():
+            continue
+        name, colon, value = declaration.partition(":")
+        name, value = name.strip(), value.replace("!important", "").strip()
+        if not colon or not name or not value:
+            return False
+        if _PLAIN_PROPERTIES.fullmatch(name):
+            # a negative or large margin moves the text off the page ("margin-left: -9999px")
+            if sheet and "line-through" in value or (name.startswith(("margin", "padding")) and (
+                    "-" in value or any(float(n) > 100 for n in re.findall(r"\d*\.?\d+", value)))):
+                return False
+            continue
+        size = _SIZE.fullmatch(value)
+        if name == "font-size" and (value in {"small", "medium", "large", "x-large", "xx-large", "larger", "inherit",
+                                              "x-small", "initial"}
+                                    or size and float(size.group(1)) >= {"em": 1, "rem": 0.5, "%": 100}.get(
+                                        size.group(2) or "px", 8)):
+            continue
+        if name == "opacity" and size and float(size.group(1)) >= (100 if size.group(2) == "%" else 1):
+            continue
+        if name == "vertical-align" and value in {"baseline", "top", "middle", "bottom", "sub", "super"}:
+            continue
+        if name == "display" and value in {"block", "inline", "inline-block", "list-item", "flex", "grid"}:
+            continue
+        if name == "color" and _dark(value):
+            continue
+        return False
+    return True
+
+
+def _dark(color: str) -> bool:
+    """`color` is a named dark colour or an opaque hex or rgb() colour of luminance under 0.6: text on a white page
+    a reader sees."""
+    if color in _COLOR_NAMES:
+        return True
+    if match := re.fullmatch(r"#([0-9a-f]{3}|[0-9a-f]{6})", color):
+        digits = match.group(1)
+        channels = [int(c * 2, 16) for c in digits] if len(digits) == 3 else [int(digits[i:i + 2], 16)
+                                                                             for i in (0, 2, 4)]
+    elif match := re.fullmatch(r"rgb\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*,\s*(\d{1,3})\s*\)", color):
+        channels = [int(c) for c in match.groups()]
+    else:
+        return False
+    return (0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]) / 255 < 0.6
+
+
+def _out_of_view_dropped(text: str) -> str:
+    """`text` without the elements a reader does not see: marked hidden (`_HIDING_ATTRIBUTE`) or styled with a
+    declaration not sure to show (`_styled_in_view`), each up to its own closing tag, nested elements of its name
+    counted (the lazy `_HIDDEN` ended `<span hidden><span>a</span>{steps}</span>` at the first `</span>` and showed
+    the steps: correct on 173 of 183 answerable train tickets, a review, 2026-11-28), or to the end of the text. An
+    answer with a style sheet (`<style>`, `<link rel=stylesheet>`) that may hide or strike anything shows nothing
+    the rubric can vouch for: the steps in `<p class="x">` under `.x {text-decoration: line-through}` kept the
+    steps' credit (173 of 183) once the ninth red team read `<p>` as a paragraph."""
+    if "<style" in text.lower() or "<link" in text.lower():
+        sheets = list(_STYLE_SHEET.finditer(text))
+        # "stylesheet" looked for in the match, not the pattern: `[^>]*\bstylesheet` backtracked, 0.6 s on 5,000
+        # characters of "<link "
+        if any(m.group(1) is None and "stylesheet" in m.group().lower() or m.group(1) and "@" in m.group(1)
+               or m.group(1) is not None
+               and not all(_styled_in_view(rule, sheet=True) for rule in re.findall(r"\{([^{}]*)\}", m.group(1)))
+               for m in sheets):
+            return ""
+        text = _STYLE_SHEET.sub(" ", text)
+    pieces: list[str] = []
+    position = 0
+    while match := _OPEN_TAG.search(text, position):
+        name, attributes = match.group(1).lower(), match.group(2)
+        style = _STYLE_ATTRIBUTE.search(attributes)
+        color = _FONT_COLOR.search(attributes) if name == "font" else None
+        if not (name in _INERT or _HIDING_ATTRIBUTE.search(attributes)
+                or style and not _styled_in_view(next(g for g in style.groups() if g is not None))
+                or color and not _dark(color.group(1).lower())):
+            pieces.append(text[position:match.end()])
+            position = match.end()
+            continue
+        end = _element_end(text, match.group(1), match.end())
+        pieces.append(text[position:match.start()])
+        inside = match.start() > 0 and end < len(text) and text[match.start() - 1].isalnum() and text[end].isalnum()
+        pieces.append("" if inside else " ")
+        position = end
+    return "".join(pieces) + text[position:]
+
+
+def _element_end(text: str, name: str, start: int) -> int:
+    """Where the element named `name` opened before `start` ends: after its own closing tag, the same name's nested
+    elements counted, or at the end of the text."""
+    depth = 1
+    for tag in re.finditer(rf"<(/?){re.escape(name)}\b[^>]*?(/?)>", text[start:], re.IGNORECASE):
+        if tag.group(1):
+            depth -= 1
+        elif not tag.group(2):
+            depth += 1
+        if depth == 0:
+            return start + tag.end()
+    return len(text)
+
+
 _STYLED_STRUCK = re.compile(r"<(\w+)\b[^>]*?text-decoration(?:-line)?\s*:\s*[^>]*?line-through[^>]*>", re.IGNORECASE)
 """An element struck through by its style: read as `<s>` (the steps so struck kept the heuristic's full success once
 `<span>` was no longer read as a word, a ninth red team, 2026-11-28)."""
@@ -173,6 +301,17 @@ formatting tag without attributes ("n<b>o</b>t", "n<wbr>ot"; not a strike, which
 the word reads whole ("not"); the rubric's tokenizer read its pieces ("n", "o", "t"), so "Do n*o*t" before each of the
 heuristic's steps, or "Do n*o*t do any of this." after them, kept its full success (0.688 on validation at k=5, a ninth
 red team, 2026-11-28)."""
+_BOLD_TAG = re.compile(r"</?(?:b|strong)\s*>", re.IGNORECASE)
+_INLINE_TAG = re.compile(r"</?(?:a|abbr|big|cite|code|dfn|em|font|i|ins|kbd|mark|q|samp|span|tt|u|var|wbr)"
+                         r"\s*/?>", re.IGNORECASE)
+"""Inline formatting tags (their attributes already dropped, `_ATTRIBUTES`): rendered, they show no word. Read as the
+words "b", "span", "font", the heuristic's steps inside one `<b>`, `<strong>` or `<span style="font-size:14px">`
+were correct on 1 of 183 answerable train tickets (173 plain; a review, 2026-11-28: the stray word read as a swapped
+step). `<b>` and `<strong>` become Markdown bold, so that a bold line alone (`<strong>Don't:</strong>`) still heads
+the lines under it (`_LEAD_IN`). Not `<sub>`, `<sup>`: the corpus writes `<sub>` as a placeholder
+("/subscriptions/<sub>/"); not a strike, which `_SPELLED_DENIALS` reads; not `<small>`, which nested shrinks the text
+out of sight (twelve deep, the steps before a wrong fix were correct on 173 of 183 tickets with it read as
+nothing)."""
 _BLOCK_TAG = re.compile(r"<(?:br|hr|/?(?:p|div|li|ul|ol|dl|dt|dd|tr|td|th|h[1-6]|blockquote|pre))\s*/?>", re.IGNORECASE)
 """A tag that breaks the line where it stands (`<br>`, `<p>`, `<li>`): read as a line break. Read as the words "br",
 "p", "li", the steps as HTML paragraphs were correct on 3 of 183 answerable train tickets (171 as plain steps), as an
@@ -212,10 +351,14 @@ def visible(text: str) -> str:
     rewritten scored its total and success, 0.665 / 0.647 on test at k=5). Markdown is read as it renders: an inline
     link shows its text alone (`_INLINE_LINK`), markup between two letters of a word joins them (`_GLUED`), a block tag
     breaks the line (`_BLOCK_TAG`), a style that strikes is a strike (`_STYLED_STRUCK`), a hidden part inside a word
-    leaves no space (`_hidden_gap`), and a character reference is its character (`_ENTITY`)."""
+    leaves no space (`_hidden_gap`), and a character reference is its character (`_ENTITY`). An element hidden or
+    styled out of view is dropped (`_out_of_view_dropped`), inline formatting tags are no words (`_INLINE_TAG`)."""
     if "<" in text or "]:" in text:
-        text = _STYLED_STRUCK.sub("<s>", _HIDDEN.sub(lambda m: _hidden_gap(m, text), text))
+        text = _out_of_view_dropped(_HIDDEN.sub(lambda m: _hidden_gap(m, text), text))
+        if "line-through" in text.lower():
+            text = _STYLED_STRUCK.sub("<s>", text)
         text = _BLOCK_TAG.sub("\n", _ATTRIBUTES.sub(r"<\1>", text))
+        text = _INLINE_TAG.sub("", _BOLD_TAG.sub("**", text))
     if "](" in text:
         text = _INLINE_LINK.sub(r"\1", text)
     if "*" in text or "`" in text or "<" in text:
@@ -391,6 +534,7 @@ _SPELLED_DENIALS = [(re.compile(p, re.IGNORECASE), " not ") for p in (
     r"\bcan[’']?t\b", r"\bdont\b", r"\bno need\b", r"\bunder no circumstances?\b", r"\bn0t\b", r"~~", r"<del>",
     r"<s>", r"<strike>", r"\bstop trying to\b", r"\bbad idea\b",
     r"\b(?:hold off|steer clear|hard pass|resist the urge)\b",
+    r"(?<![\w'\u2019])n[\u2019']t\b",  # "Do n't X", as some tokenizers write it: each step so kept full credit
     # a refusal after a step, glued to it: "Restart X? No.", "Restart X - no.", "Restart X (no)", "Restart X. No."
     r"[.!]\s+" + _REFUSAL + r"\s*[.!]+(?=\s|$)",
     r"(?:\?|\s+[-\u2013\u2014=]+>?|\s*[:(\[\u2192]|\s*->)\s*" + _REFUSAL + r"\b\s*[\])]?\s*(?=[.;!?\n]|$)",
@@ -1056,8 +1200,9 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
                                          for head, _ in gold):
         return True  # "Do not do any of the above.", "If X, restart Y; otherwise wipe the disk."
     for head, _ in gold:
-        matched = [(bool(denials), _contradicts(terms, text, head, step_heads.get(head), local(terms),
-                                                 orders.get(head, ()), gold_texts.get(head), all_gold),
+        matched = [(bool(denials) + 2 * bool(denials["(headed)"]),
+                    _contradicts(terms, text, head, step_heads.get(head), local(terms), orders.get(head, ()),
+                                 gold_texts.get(head), all_gold),
                     len(terms & head))
                    for terms, denials, text in said if len(terms & head) >= len(head) / 2]
         # the sentences that say this one best, a swapped word read as the one it replaced ("Retain client caches"
@@ -1071,7 +1216,10 @@ def negates_a_step(sub: Submission, task: TriageTask) -> bool:
                 and not any(_takes_back(text, head, Counter()) for text in ordered):
             return True  # "Never delete files in pg_wal" said as "Delete files in pg_wal"
         if matched:
-            if all(no or contradicted for no, contradicted, _ in matched):
+            # a step listed under a heading for what not to do is denied, wherever else it stands: the steps under
+            # "Do:" and again under "Don't:" kept their credit once that heading no longer pointed back (a review,
+            # 2026-11-28: 171 of 183 answerable train tickets, 0 before the ninth red team)
+            if all(no or contradicted for no, contradicted, _ in matched) or any(no > 1 for no, _, _ in matched):
                 denied += 1
             else:
                 plain += 1
