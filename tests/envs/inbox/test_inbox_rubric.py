@@ -435,6 +435,14 @@ def test_a_second_value_or_a_hedge_is_not_hidden_by_invisible_or_look_alike_lett
     assert plain_text("Delia Grünwald", judge.lexicon) == "Delia Grünwald"  # a person the mail writes so
 
 
+def gold_dates(answerable_and_judge: tuple[list[InboxQuestion], AnswerJudge],
+               every: int) -> list[tuple[InboxQuestion, datetime]]:
+    """Every `every`-th answerable date question (there are over 200) with its gold date."""
+    dates = [q for q in answerable_and_judge[0] if q.kind == "date" and q.answer is not None]
+    assert len(dates) > 200
+    return [(q, datetime.strptime(str(q.answer), "%B %d, %Y")) for q in dates[::every]]
+
+
 @pytest.mark.parametrize("form", ["%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d", "%Y-%m-%dT13:00:00Z", "%Y-%m-%d 13:00:00",
                                   "%d-%b-%Y", "%b-%d", "%d-%b"])
 def test_a_date_in_another_common_form_is_read(
@@ -442,12 +450,8 @@ def test_a_date_in_another_common_form_is_read(
     """"28/02/2024", "28.02.2024", "2024/02/28", "28-Feb-2024", "Feb-28" and "2024-02-28T13:00:00Z" were wrong on
     every date question with an answer (ninth red team). Another date in the same form beside the gold is still a
     list, and a slash date whose first number may be a month is read month first."""
-    questions, judge = answerable_and_judge
-    dates = [q for q in questions if q.kind == "date"]
-    assert len(dates) > 200
-    for q in dates[::9]:
-        assert q.answer is not None
-        day = datetime.strptime(q.answer, "%B %d, %Y")
+    judge = answerable_and_judge[1]
+    for q, day in gold_dates(answerable_and_judge, 9):
         other = day + timedelta(days=40)
         if form == "%d/%m/%Y" and day.day <= 12:
             assert judge(q, f"{day:%m/%d/%Y}").verdict == "correct"
@@ -478,12 +482,8 @@ def test_the_gold_dates_weekday_after_a_separator_is_no_second_value(
     """"On Monday, April 29" and "April 29, 2024 (a Monday)" were lists (a capitalised word after a comma): wrong on
     all 274 date questions with an answer, where "Monday, April 29" was right (red team, 2026-11-28). Another
     weekday, or the next day beside the gold, is still wrong."""
-    questions, judge = answerable_and_judge
-    dates = [q for q in questions if q.kind == "date"]
-    assert len(dates) > 200
-    for q in dates[::6]:
-        assert q.answer is not None
-        day = datetime.strptime(q.answer, "%B %d, %Y")
+    judge = answerable_and_judge[1]
+    for q, day in gold_dates(answerable_and_judge, 6):
         later = day + timedelta(days=1)
         values = {"W": f"{day:%A}", "M": f"{day:%B}", "D": day.day, "Y": day.year, "W2": f"{later:%A}",
                   "M2": f"{later:%B}", "D2": later.day}
