@@ -258,8 +258,7 @@ def _out_of_view_dropped(text: str) -> str:
             continue
         end = _element_end(text, match.group(1), match.end())
         pieces.append(text[position:match.start()])
-        inside = match.start() > 0 and end < len(text) and text[match.start() - 1].isalnum() and text[end].isalnum()
-        pieces.append("" if inside else " ")
+        pieces.append(_gap(text, match.start(), end))
         position = end
     return "".join(pieces) + text[position:]
 
@@ -351,10 +350,10 @@ def visible(text: str) -> str:
     rewritten scored its total and success, 0.665 / 0.647 on test at k=5). Markdown is read as it renders: an inline
     link shows its text alone (`_INLINE_LINK`), markup between two letters of a word joins them (`_GLUED`), a block tag
     breaks the line (`_BLOCK_TAG`), a style that strikes is a strike (`_STYLED_STRUCK`), a hidden part inside a word
-    leaves no space (`_hidden_gap`), and a character reference is its character (`_ENTITY`). An element hidden or
+    leaves no space (`_gap`), and a character reference is its character (`_ENTITY`). An element hidden or
     styled out of view is dropped (`_out_of_view_dropped`), inline formatting tags are no words (`_INLINE_TAG`)."""
     if "<" in text or "]:" in text:
-        text = _out_of_view_dropped(_HIDDEN.sub(lambda m: _hidden_gap(m, text), text))
+        text = _out_of_view_dropped(_HIDDEN.sub(lambda m: _gap(text, m.start(), m.end()), text))
         if "line-through" in text.lower():
             text = _STYLED_STRUCK.sub("<s>", text)
         text = _BLOCK_TAG.sub("\n", _ATTRIBUTES.sub(r"<\1>", text))
@@ -373,9 +372,9 @@ def visible(text: str) -> str:
     return "".join(_latin_letter(c) if ord(c) > 127 and c.isalpha() else c for c in text)
 
 
-def _hidden_gap(match: re.Match[str], text: str) -> str:
-    """What a hidden part leaves in its place: nothing inside a word ("n<!---->ot" reads "not"), else a space."""
-    start, end = match.start(), match.end()
+def _gap(text: str, start: int, end: int) -> str:
+    """What a hidden part `text[start:end]` leaves in its place: nothing inside a word ("n<!---->ot" reads "not"),
+    else a space."""
     inside = 0 < start and end < len(text) and text[start - 1].isalnum() and text[end].isalnum()
     return "" if inside else " "
 
